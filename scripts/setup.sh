@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Idempotent setup for a Debian 12 machine: SimGrid's Python bindings from
+# Debian, a virtualenv made from the system Python with system site packages
+# (so that `import simgrid` works), the project, and pybatsim 3.2.1 without
+# its pyzmq<23 pin (no wheel of pyzmq 22 exists for Python 3.11).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+need_apt=()
+/usr/bin/python3 -c 'import simgrid' >/dev/null 2>&1 || need_apt+=(python3-simgrid)
+/usr/bin/python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need_apt+=(python3-venv)
+if [ ${#need_apt[@]} -gt 0 ]; then
+    echo "setup: installing Debian packages: ${need_apt[*]}"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+    echo "setup: creating .venv from /usr/bin/python3 (with system site packages)"
+    /usr/bin/python3 -m venv --system-site-packages .venv
+fi
+
+.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps 'pybatsim==3.2.1'
+.venv/bin/python -c 'import simgrid, batsim, zmq, iosched' 2>/dev/null \
+    || { echo "setup: the environment is incomplete (simgrid, batsim, zmq or iosched does not import)" >&2; exit 1; }
+touch .venv/.iosched-setup-done
+echo "setup: done"

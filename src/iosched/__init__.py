@@ -1,0 +1,16 @@
+"""iosched: I/O-aware batch scheduling research on Batsim.
+
+Subpackages:
+
+* :mod:`iosched.engine` -- the embedded Batsim 4.2.1-compatible engine
+  (``iosched-batsim``), SimGrid computes every computation and transfer.
+* :mod:`iosched.workloads` -- Standard Workload Format reader and Batsim
+  workload JSON converter.
+* :mod:`iosched.platforms` -- SimGrid platform XML generators.
+* :mod:`iosched.availability` -- the availability profile (timeline of
+  reservations) shared by all schedulers.
+* :mod:`iosched.runner` -- starts an engine and a scheduler, robin files.
+* :mod:`iosched.metrics` -- job and run metrics.
+"""
+
+__version__ = "0.1.0"
