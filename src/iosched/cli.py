@@ -1,0 +1,57 @@
+"""The ``iosched`` command line (click).
+
+Each subcommand lives in the module that implements it and is registered
+here lazily, so that ``iosched --help`` stays fast and a missing optional
+piece does not break the others.
+
+Subcommands:
+
+* ``iosched run``       -- :mod:`iosched.runner` (one simulation, or a robin file)
+* ``iosched metrics``   -- :mod:`iosched.metrics`
+* ``iosched workload``  -- :mod:`iosched.workloads.cli` (SWF -> Batsim JSON)
+* ``iosched platform``  -- :mod:`iosched.platforms` (SimGrid platform XMLs)
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+# name -> (module, attribute holding the click command)
+_SUBCOMMANDS = {
+    "run": ("iosched.runner", "run_command"),
+    "metrics": ("iosched.metrics", "metrics_command"),
+    "workload": ("iosched.workloads.cli", "workload_command"),
+    "platform": ("iosched.platforms", "platform_command"),
+}
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(_SUBCOMMANDS)
+
+    def get_command(self, ctx, name):
+        if name not in _SUBCOMMANDS:
+            return None
+        module, attr = _SUBCOMMANDS[name]
+        return getattr(importlib.import_module(module), attr)
+
+
+@click.group(cls=_LazyGroup)
+@click.version_option(package_name="iosched")
+def cli():
+    """iosched: I/O-aware batch scheduling research on Batsim."""
+
+
+def main(argv=None):
+    """Console entry point of ``iosched``; returns the exit status."""
+    try:
+        return cli.main(args=argv, prog_name="iosched", standalone_mode=True)
+    except KeyboardInterrupt:  # pragma: no cover - interactive only
+        click.echo("iosched: interrupted", err=True)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
