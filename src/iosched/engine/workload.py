@@ -1,0 +1,285 @@
+"""Batsim workload JSON: loading and validation for the embedded engine.
+
+Format: Batsim 4.2.1 ``docs/input-workload.rst``. A workload is an object with
+``jobs`` (list), ``profiles`` (object) and optionally ``nb_res``. Jobs have
+``id`` (string or integer), ``subtime`` (s, >= 0), ``res`` (int >= 1),
+``profile`` (name) and optionally ``walltime`` (s, > 0, or -1 for none);
+any other field is kept and forwarded to the scheduler.
+
+Profile types executed by the engine (parameters in bytes, flops, seconds):
+
+==============================  ===============================================
+``delay``                       ``delay`` (s)
+``parallel``                    ``cpu`` (flops per executor, list of n),
+                                ``com`` (bytes, row-major n x n matrix)
+``parallel_homogeneous``        ``cpu`` (flops per host), ``com`` (bytes per
+                                ordered pair of distinct hosts)
+``parallel_homogeneous_total``  ``cpu`` and ``com`` spread over the allocation
+``composed``                    ``seq`` (profile names), ``repeat`` (>= 1)
+``parallel_homogeneous_pfs``    ``bytes_to_read``, ``bytes_to_write`` (bytes per
+                                host), ``storage`` label (default ``pfs``)
+``data_staging``                ``nb_bytes``, ``from`` and ``to`` labels
+==============================  ===============================================
+
+SMPI and usage-trace replays are out of scope and rejected.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+
+import jsonschema
+
+from iosched.errors import InputError
+
+OUT_OF_SCOPE_TYPES = {
+    "smpi": "SMPI trace replay",
+    "usage_trace": "usage-trace replay",
+    "trace_replay": "trace replay",
+    "scheduler_send": "scheduler_send (Batsim 3)",
+    "scheduler_recv": "scheduler_recv (Batsim 3)",
+}
+
+_NUM = {"type": "number", "minimum": 0}
+_STRATEGY = {"enum": ["DefinedAmountsUsedForEachValue", "DefinedAmountsSpreadUniformly"]}
+
+PROFILE_SCHEMAS = {
+    "delay": {
+        "type": "object",
+        "required": ["delay"],
+        "properties": {"delay": _NUM},
+    },
+    "parallel": {
+        "type": "object",
+        "properties": {
+            "cpu": {"type": "array", "items": _NUM},
+            "com": {"type": "array", "items": _NUM},
+        },
+    },
+    "parallel_homogeneous": {
+        "type": "object",
+        "required": ["cpu", "com"],
+        "properties": {"cpu": _NUM, "com": _NUM, "generation_strategy": _STRATEGY},
+    },
+    "parallel_homogeneous_total": {
+        "type": "object",
+        "required": ["cpu", "com"],
+        "properties": {"cpu": _NUM, "com": _NUM},
+    },
+    "composed": {
+        "type": "object",
+        "required": ["seq"],
+        "properties": {
+            "seq": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            "repeat": {"type": "integer", "minimum": 1},
+        },
+    },
+    "parallel_homogeneous_pfs": {
+        "type": "object",
+        "required": ["bytes_to_read", "bytes_to_write"],
+        "properties": {
+            "bytes_to_read": _NUM,
+            "bytes_to_write": _NUM,
+            "storage": {"type": "string"},
+            "generation_strategy": _STRATEGY,
+        },
+    },
+    "data_staging": {
+        "type": "object",
+        "required": ["nb_bytes", "from", "to"],
+        "properties": {
+            "nb_bytes": _NUM,
+            "from": {"type": "string"},
+            "to": {"type": "string"},
+        },
+    },
+}
+
+JOB_SCHEMA = {
+    "type": "object",
+    "required": ["id", "subtime", "res", "profile"],
+    "properties": {
+        "id": {"type": ["string", "integer"]},
+        "subtime": {"type": "number", "minimum": 0},
+        "res": {"type": "integer", "minimum": 1},
+        "profile": {"type": "string"},
+        "walltime": {"type": "number"},
+    },
+}
+
+WORKLOAD_SCHEMA = {
+    "type": "object",
+    "required": ["jobs", "profiles"],
+    "properties": {
+        "jobs": {"type": "array"},
+        "profiles": {"type": "object"},
+        "nb_res": {"type": "integer", "minimum": 0},
+    },
+}
+
+_VALIDATORS = {
+    k: jsonschema.Draft202012Validator(v) for k, v in PROFILE_SCHEMAS.items()
+}
+_JOB_VALIDATOR = jsonschema.Draft202012Validator(JOB_SCHEMA)
+_WORKLOAD_VALIDATOR = jsonschema.Draft202012Validator(WORKLOAD_SCHEMA)
+
+
+def _first_error(validator, instance, where: str) -> None:
+    err = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+    if err is not None:
+        loc = "/".join(str(p) for p in err.absolute_path)
+        field_ = f"{where}/{loc}" if loc else where
+        raise InputError(f"{field_}: {err.message}")
+
+
+def validate_profile(name: str, profile, where: str, profiles: dict | None = None) -> None:
+    """Check one profile; ``where`` prefixes the message (file and path).
+
+    :raises InputError: not an object, no/unknown ``type``, out-of-scope type,
+        bad parameter, ``composed`` naming a missing profile.
+    """
+    loc = f"{where}: profile '{name}'"
+    if not isinstance(profile, dict):
+        raise InputError(f"{loc}: a profile must be a JSON object")
+    ptype = profile.get("type")
+    if not isinstance(ptype, str):
+        raise InputError(f"{loc}: missing or non-string field 'type'")
+    if ptype in OUT_OF_SCOPE_TYPES:
+        raise InputError(
+            f"{loc}: profile type '{ptype}' ({OUT_OF_SCOPE_TYPES[ptype]}) is out of "
+            "scope of the embedded engine; use the real Batsim"
+        )
+    if ptype not in _VALIDATORS:
+        raise InputError(
+            f"{loc}: unknown profile type '{ptype}' (known: {', '.join(sorted(_VALIDATORS))})"
+        )
+    _first_error(_VALIDATORS[ptype], profile, loc)
+    if ptype == "parallel":
+        cpu, com = profile.get("cpu"), profile.get("com")
+        if cpu is None and com is None:
+            raise InputError(f"{loc}: a parallel profile needs 'cpu' and/or 'com'")
+        if cpu is not None and com is not None and len(com) != len(cpu) ** 2:
+            raise InputError(
+                f"{loc}: 'com' has {len(com)} values, expected {len(cpu)}^2 = {len(cpu) ** 2}"
+            )
+        if cpu is None and math.isqrt(len(com)) ** 2 != len(com):
+            raise InputError(f"{loc}: 'com' has {len(com)} values, not a square matrix")
+    if ptype == "composed" and profiles is not None:
+        for sub in profile["seq"]:
+            if sub not in profiles:
+                raise InputError(f"{loc}: 'seq' names an unknown profile '{sub}'")
+
+
+def check_composed_cycles(profiles: dict, where: str) -> None:
+    """Reject ``composed`` profiles that (indirectly) contain themselves.
+
+    :raises InputError: naming the profile in the cycle.
+    """
+    state: dict[str, int] = {}
+
+    def visit(name: str) -> None:
+        st = state.get(name, 0)
+        if st == 1:
+            raise InputError(f"{where}: profile '{name}': composed profiles form a cycle")
+        if st == 2:
+            return
+        state[name] = 1
+        p = profiles.get(name)
+        if isinstance(p, dict) and p.get("type") == "composed":
+            for sub in p.get("seq", []):
+                if sub in profiles:
+                    visit(sub)
+        state[name] = 2
+
+    for n in profiles:
+        visit(n)
+
+
+@dataclass
+class JobSpec:
+    """A job of a workload, as the engine knows it.
+
+    ``walltime`` is in seconds, ``None`` when the job has none; ``json`` is the
+    object forwarded in JOB_SUBMITTED (the workload's job object with ``id``
+    replaced by the full ``workload!id``).
+    """
+
+    id: str
+    workload: str
+    local_id: str
+    subtime: float
+    res: int
+    profile: str
+    walltime: float | None
+    json: dict = field(repr=False)
+
+
+@dataclass
+class Workload:
+    """One workload file: ``name`` (``w0``, ``w1``...), jobs and profiles."""
+
+    name: str
+    path: str
+    jobs: list[JobSpec]
+    profiles: dict
+    nb_res: int | None
+
+
+def load_workload(path: str, name: str) -> Workload:
+    """Load and validate a Batsim workload JSON file.
+
+    :param path: the file.
+    :param name: the workload name (``w0`` for the first ``-w``...).
+    :raises InputError: missing file, invalid JSON, schema violation, unknown
+        or out-of-scope profile type, missing profile, negative or non-numeric
+        times, duplicate job ids; the message names the file and the field.
+    """
+    try:
+        with open(path, "rb") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        raise InputError(f"{path}: workload file not found") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: workload path is a directory") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read workload file: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: invalid JSON: {exc}") from None
+    _first_error(_WORKLOAD_VALIDATOR, data, path)
+    profiles = data["profiles"]
+    for pname, prof in profiles.items():
+        validate_profile(pname, prof, path, profiles)
+    check_composed_cycles(profiles, path)
+
+    jobs: list[JobSpec] = []
+    seen: set[str] = set()
+    for i, job in enumerate(data["jobs"]):
+        where = f"{path}: jobs[{i}]"
+        if not isinstance(job, dict):
+            raise InputError(f"{where}: a job must be a JSON object")
+        _first_error(_JOB_VALIDATOR, job, where)
+        local = str(job["id"])
+        if "!" in local:
+            local = local.split("!", 1)[1]
+        if local in seen:
+            raise InputError(f"{where}: duplicate job id '{local}'")
+        seen.add(local)
+        if job["profile"] not in profiles:
+            raise InputError(f"{where} (id '{local}'): unknown profile '{job['profile']}'")
+        wt = job.get("walltime")
+        if wt is not None:
+            if wt == -1:
+                wt = None
+            elif wt <= 0:
+                raise InputError(f"{where} (id '{local}'): walltime must be > 0 or -1, got {wt}")
+        full = f"{name}!{local}"
+        forwarded = dict(job)
+        forwarded["id"] = full
+        jobs.append(
+            JobSpec(full, name, local, float(job["subtime"]), int(job["res"]),
+                    job["profile"], None if wt is None else float(wt), forwarded)
+        )
+    return Workload(name, os.path.abspath(path), jobs, profiles, data.get("nb_res"))

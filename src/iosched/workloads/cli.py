@@ -1,0 +1,100 @@
+"""``iosched workload``: workload tools (click).
+
+Subcommand ``swf2json [SWF] OUT.json`` converts a Standard Workload Format
+log into a Batsim workload with :func:`iosched.workloads.convert.swf_to_batsim`
+and prints what it kept and dropped.  Without SWF it reads the KTH-SP2 trace
+from the shared data folder, ``<repo>/../shared/data/KTH-SP2-1996-2.1-cln.swf``
+(``<repo>`` found from this package's location, else from the current
+directory).  Errors are one line on stderr and a non-zero exit status.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from iosched.errors import InputError
+from iosched.workloads.convert import PROFILE_TYPES, dump_workload, swf_to_batsim
+
+__all__ = ["workload_command", "default_swf_candidates", "DEFAULT_SWF_NAME"]
+
+#: File name of the default trace (Parallel Workloads Archive, cleaned log).
+DEFAULT_SWF_NAME = "KTH-SP2-1996-2.1-cln.swf"
+
+
+def default_swf_candidates():
+    """Return the places searched for the default SWF, in order (list of Path).
+
+    ``<repo>/../shared/data/<DEFAULT_SWF_NAME>`` where ``<repo>`` is the
+    checkout holding this package (``src/iosched/workloads/cli.py`` -> three
+    levels up from ``src``), then ``<cwd>/../shared/data/<DEFAULT_SWF_NAME>``
+    (the current directory taken as the repository).  Raises nothing.
+    """
+    repo = Path(__file__).resolve().parents[3]
+    candidates = [repo.parent / "shared" / "data" / DEFAULT_SWF_NAME]
+    cwd_candidate = Path.cwd().resolve().parent / "shared" / "data" / DEFAULT_SWF_NAME
+    if cwd_candidate not in candidates:
+        candidates.append(cwd_candidate)
+    return candidates
+
+
+def _default_swf():
+    candidates = default_swf_candidates()
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise click.ClickException(
+        f"no SWF given and the default trace is not at {' nor '.join(map(str, candidates))}; "
+        "pass the SWF path: iosched workload swf2json SWF OUT.json"
+    )
+
+
+@click.group(name="workload")
+def workload_command():
+    """Workload tools: convert SWF traces to Batsim workloads."""
+
+
+@workload_command.command(name="swf2json")
+@click.argument("paths", nargs=-1, metavar="[SWF] OUT.json")
+@click.option("--nb-res", type=int, default=None, help="resources of the target platform [default: SWF MaxProcs]")
+@click.option("--first", type=int, default=None, help="keep only the first N job records")
+@click.option("--start", type=float, default=None, help="keep jobs submitted at or after this SWF time (s)")
+@click.option("--end", type=float, default=None, help="keep jobs submitted before this SWF time (s)")
+@click.option(
+    "--profile-type", type=click.Choice(PROFILE_TYPES), default="delay", show_default=True,
+    help="delay profiles, or parallel_homogeneous (cpu = run time x speed)",
+)
+@click.option("--speed", type=float, default=1e9, show_default=True, help="host speed in flop/s (parallel_homogeneous)")
+def swf2json(paths, nb_res, first, start, end, profile_type, speed):
+    """Convert SWF (default: the shared KTH-SP2 trace) to a Batsim workload OUT.json.
+
+    Jobs that cannot run on NB_RES resources or have no run time are dropped;
+    the counts per reason are printed.
+    """
+    if len(paths) == 1:
+        swf, out = _default_swf(), paths[0]
+    elif len(paths) == 2:
+        swf, out = paths
+    else:
+        raise click.UsageError(f"expected [SWF] OUT.json, got {len(paths)} arguments")
+    try:
+        workload, report = swf_to_batsim(
+            swf, nb_res=nb_res, first=first, start=start, end=end, profile_type=profile_type, speed=speed
+        )
+    except InputError as exc:
+        raise click.ClickException(str(exc)) from None
+    text = dump_workload(workload)
+    try:
+        Path(out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"{out}: cannot write: {exc.strerror or exc}") from None
+    click.echo(
+        f"wrote {out}: {report.kept} jobs, {len(workload['profiles'])} profiles, "
+        f"nb_res {report.nb_res} (from {swf}, {report.selected} job records selected)"
+    )
+    click.echo(report.summary())
+    if report.walltime_raised:
+        click.echo(f"note: {report.walltime_raised} jobs ran longer than requested: walltime set to their run time")
+    if report.without_walltime:
+        click.echo(f"note: {report.without_walltime} jobs have no requested time: no walltime")
