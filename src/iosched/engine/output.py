@@ -59,11 +59,16 @@ def write_jobs(prefix: str, rows: list[dict]) -> str:
     path = f"{prefix}_jobs.csv"
     with open(path, "w", newline="") as f:
         f.write(",".join(JOBS_COLUMNS) + "\n")
+        cols = JOBS_COLUMNS[:-1]
+        lines = []
         for r in rows:
-            vals = [r[c] for c in JOBS_COLUMNS[:-1]]
+            line = ",".join([r[c] for c in cols])
+            if line.count(",") != len(cols) - 1 or '"' in line or "\n" in line:
+                line = ",".join([_csv_field(r[c]) for c in cols])
             # metadata is always quoted, as Batsim does
             md = r["metadata"].replace('"', '""')
-            f.write(",".join(_csv_field(v) for v in vals) + f',"{md}"\n')
+            lines.append(f'{line},"{md}"\n')
+        f.write("".join(lines))
     return path
 
 

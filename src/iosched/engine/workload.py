@@ -135,6 +135,31 @@ def _first_error(validator, instance, where: str) -> None:
         raise InputError(f"{field_}: {err.message}")
 
 
+def _is_num(x) -> bool:
+    return (type(x) is float or type(x) is int) and x >= 0
+
+
+def _fast_job_ok(job: dict) -> bool:
+    """Cheap check of the common case; ``False`` means: run the schema
+    validator, which produces the precise message (or accepts a rare form)."""
+    sub = job.get("subtime")
+    res = job.get("res")
+    wt = job.get("walltime", 0)
+    return (
+        type(job.get("id")) in (str, int)
+        and _is_num(sub)
+        and type(res) is int and res >= 1
+        and type(job.get("profile")) is str
+        and (type(wt) is float or type(wt) is int)
+    )
+
+
+def _fast_profile_ok(ptype: str, p: dict) -> bool:
+    if ptype == "delay":
+        return _is_num(p.get("delay"))
+    return False
+
+
 def validate_profile(name: str, profile, where: str, profiles: dict | None = None) -> None:
     """Check one profile; ``where`` prefixes the message (file and path).
 
@@ -156,7 +181,8 @@ def validate_profile(name: str, profile, where: str, profiles: dict | None = Non
         raise InputError(
             f"{loc}: unknown profile type '{ptype}' (known: {', '.join(sorted(_VALIDATORS))})"
         )
-    _first_error(_VALIDATORS[ptype], profile, loc)
+    if not _fast_profile_ok(ptype, profile):
+        _first_error(_VALIDATORS[ptype], profile, loc)
     if ptype == "parallel":
         cpu, com = profile.get("cpu"), profile.get("com")
         if cpu is None and com is None:
@@ -260,7 +286,8 @@ def load_workload(path: str, name: str) -> Workload:
         where = f"{path}: jobs[{i}]"
         if not isinstance(job, dict):
             raise InputError(f"{where}: a job must be a JSON object")
-        _first_error(_JOB_VALIDATOR, job, where)
+        if not _fast_job_ok(job):
+            _first_error(_JOB_VALIDATOR, job, where)
         local = str(job["id"])
         if "!" in local:
             local = local.split("!", 1)[1]
