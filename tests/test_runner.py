@@ -11,8 +11,8 @@ trees is gone (a zombie would keep its create_time and count as present).
 from __future__ import annotations
 
 import json
-import os
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -618,6 +618,29 @@ def test_cli_run_failure_is_one_line(env, tmp_path):
     assert proc.returncode == 1
     assert "scheduler exited with code 3" in line
     _assert_all_gone(env, None, expect_min=2)
+
+
+def test_cli_sigterm_leaves_no_process(env, tmp_path):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "iosched.cli", "run", "-p", str(env.platform), "-w",
+         str(env.workload), "-s", str(env.sched("hangSched")), "-o", str(tmp_path / "out"),
+         "--engine", shlex.join(env.engine), "--timeout", "30"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 15
+        # engine (1) + scheduler and its child (2), recorded once the simulation began
+        while len(env.recorded()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(timeout=15)
+        err = proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert rc == 128 + signal.SIGTERM
+    assert err.strip() == "iosched run: terminated by SIGTERM"
+    _assert_all_gone(env, None, expect_min=3)
 
 
 def test_cli_run_success(env, tmp_path):

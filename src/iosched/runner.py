@@ -26,9 +26,11 @@ Process handling (both entry points):
   last concurrent run ends. A descendant that calls ``setsid`` itself is
   only found if it was seen in a tree snapshot (taken every 0.2 s).
 * Cleanup = SIGTERM to every process of both sessions and recorded trees,
-  up to :data:`KILL_GRACE` s for them to exit, then SIGKILL, then reap.
-  It runs after success too (robin does the same), so no daemon outlives a
-  run.
+  up to :data:`KILL_GRACE` s for them to exit, then SIGKILL to whatever is
+  left (sessions re-scanned, so late forks are caught), then reap. It runs
+  after success too (robin does the same), so no daemon outlives a run.
+* The ``iosched run`` command also turns SIGTERM / SIGHUP / Ctrl-C into a
+  clean exit (one line, status 128+signal or 130) after this cleanup.
 
 Ready detection in :func:`run_simulation`: the scheduler is started first and
 is *ready* when a process of its tree has a TCP socket in LISTEN state on the
@@ -62,7 +64,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable
 
 import click
 import psutil
@@ -289,7 +291,6 @@ class _Child:
         self.popen: subprocess.Popen | None = None
         self.code: int | None = None
         self.seen: dict[int, psutil.Process] = {}
-        self.finished_at: float | None = None
 
     @property
     def started(self) -> bool:
@@ -342,7 +343,6 @@ class _Child:
             code = self.popen.poll()
         if code is not None:
             self.code = code
-            self.finished_at = time.monotonic()
         return self.code
 
     def record_tree(self) -> None:
@@ -411,23 +411,30 @@ def _cleanup(children: list[_Child], grace: float = KILL_GRACE) -> None:
     sids = {c.pid for c in started}
     leaders = {c.pid for c in started}
     victims: dict[int, psutil.Process] = {}
-    for c in started:
-        c.record_tree()
-        for pid, p in c.seen.items():
-            if pid != me:
-                victims[pid] = p
-    for p in psutil.process_iter():
-        if p.pid == me or p.pid in victims:
-            continue
-        try:
-            if os.getsid(p.pid) in sids:
-                victims[p.pid] = p
-        except OSError:
-            pass
-    procs = list(victims.values())
-    _signal_all([p for p in procs if _is_alive(p)], signal.SIGTERM)
-    alive = _wait_dead(procs, grace)
-    if alive:
+
+    def collect() -> list[psutil.Process]:
+        # recorded trees, current trees, and every process of the sessions
+        for c in started:
+            c.record_tree()
+            for pid, p in c.seen.items():
+                if pid != me:
+                    victims.setdefault(pid, p)
+        for p in psutil.process_iter():
+            if p.pid == me or p.pid in victims:
+                continue
+            try:
+                if os.getsid(p.pid) in sids:
+                    victims[p.pid] = p
+            except OSError:
+                pass
+        return [p for p in victims.values() if _is_alive(p)]
+
+    _signal_all(collect(), signal.SIGTERM)
+    _wait_dead(list(victims.values()), grace)
+    for _ in range(3):  # SIGKILL whatever is left, including late forks
+        alive = collect()
+        if not alive:
+            break
         _signal_all(alive, signal.SIGKILL)
         _wait_dead(alive, grace)
     # reap the leaders (Popen keeps their exit status)
@@ -473,7 +480,7 @@ def _watch(children: list[_Child], deadline: float, timeout: float,
     child ends, the others have *success_timeout* s (if it exited 0) or
     *failure_timeout* s (otherwise) to end.
     """
-    reason: str | None = None
+    reasons: dict[str, str] = {}
     first: _Child | None = None
     grace_end: float | None = None
     next_tree = 0.0
@@ -484,11 +491,16 @@ def _watch(children: list[_Child], deadline: float, timeout: float,
             if c.name in done or c.status() is None:
                 continue
             done.add(c.name)
-            if c.code != 0 and reason is None:
-                reason = c.exit_reason()
+            if c.code != 0:
+                reasons[c.name] = c.exit_reason()
             if first is None:
                 first = c
                 grace_end = now + (success_timeout if c.code == 0 else failure_timeout)
+        # The engine's reason names the event at fault (a protocol error, a bad
+        # input): prefer it to the scheduler's, which is often a consequence.
+        reason = reasons.get("engine", reasons.get("batcmd"))
+        if reason is None and reasons:
+            reason = next(iter(reasons.values()))
         pending = [c for c in children if c.name not in done]
         if not pending:
             return reason
@@ -1077,11 +1089,15 @@ class _OneLineCommand(click.Command):
             raise click.exceptions.Exit(2) from None
 
 
+class _Terminated(BaseException):
+    """Raised by the SIGTERM/SIGHUP handler of ``iosched run`` (args: signal number)."""
+
+
 @contextmanager
 def _signals_as_exit():
-    """Turn SIGTERM/SIGHUP into SystemExit so that runs clean up their processes."""
+    """Turn SIGTERM/SIGHUP into _Terminated so that runs clean up their processes."""
     def handler(signum, frame):
-        raise SystemExit(128 + signum)
+        raise _Terminated(signum)
 
     old = {}
     for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
@@ -1196,6 +1212,13 @@ def run_command(ctx, robin_file, platform, workload, scheduler, options_json, ou
         ctx.exit(1)
     except click.exceptions.Exit:
         raise
+    except KeyboardInterrupt:  # the processes were already cleaned up
+        click.echo("iosched run: interrupted", err=True)
+        ctx.exit(130)
+    except _Terminated as e:
+        signum = e.args[0]
+        click.echo(f"iosched run: terminated by {signal.Signals(signum).name}", err=True)
+        ctx.exit(128 + signum)
     except Exception as e:  # last resort: still one line, no traceback
         click.echo(f"iosched run: {type(e).__name__}: {_one_line(e)}", err=True)
         ctx.exit(1)

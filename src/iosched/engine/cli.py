@@ -77,9 +77,10 @@ def main(argv=None) -> int:
     """Entry point; returns (and exits with) the process exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--simgrid-version" in argv:
-        import simgrid
+        from iosched.engine.server import import_simgrid
 
-        print(simgrid.simgrid_version if hasattr(simgrid, "simgrid_version") else "3.32")
+        v = import_simgrid().simgrid_version
+        print(".".join(map(str, v)) if isinstance(v, (tuple, list)) else v)
         return 0
     for a in argv:
         key = a.split("=", 1)[0]

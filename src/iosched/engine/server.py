@@ -155,6 +155,36 @@ class _Spec:
         self.walltime, self.json = walltime, js
 
 
+def import_simgrid():
+    """Import SimGrid's Python bindings without the INFO line they print on
+    stderr at import time (``Configuration change: Set 'contexts/factory'``).
+
+    :raises InputError: the bindings are not installed.
+    """
+    import os
+    import sys
+
+    if "simgrid" in sys.modules:
+        return sys.modules["simgrid"]
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+        try:
+            import simgrid
+        except ImportError as exc:
+            raise InputError(
+                f"SimGrid's Python bindings (>= 3.32) are not installed: {exc} "
+                "(Debian: apt-get install python3-simgrid)"
+            ) from None
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+    return simgrid
+
+
 def _num(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
@@ -208,7 +238,7 @@ class Simulation:
 
     # ------------------------------------------------------------------ setup
     def _setup_simgrid(self):
-        import simgrid
+        simgrid = import_simgrid()
 
         self.sg = simgrid
         args = ["iosched-batsim", "--cfg=host/model:ptask_L07"]

@@ -1,0 +1,164 @@
+"""End-to-end tests of ``iosched-batsim``: bad input, protocol violations,
+determinism, output files. Each run is two processes (engine + pybatsim)."""
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from iosched.runner import RunError, run_simulation
+
+HERE = Path(__file__).resolve().parent
+PLATFORM = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+<zone id="AS0" routing="Full">
+  <cluster id="c" prefix="node_" suffix="" radical="0-3" speed="1Gf" bw="125MBps" lat="50us"
+           bb_bw="2.25GBps" bb_lat="500us"/>
+  <cluster id="m" prefix="master_host" suffix="" radical="0-0" speed="1Gf" bw="125MBps" lat="50us"
+           bb_bw="2.25GBps" bb_lat="500us"><prop id="role" value="master"/></cluster>
+  <link id="backbone" bandwidth="1.25GBps" latency="500us"/>
+  <zoneRoute src="c" dst="m" gw_src="node_c_router" gw_dst="master_hostm_router">
+    <link_ctn id="backbone"/>
+  </zoneRoute>
+</zone>
+</platform>
+"""
+WORKLOAD = {
+    "nb_res": 4,
+    "jobs": [
+        {"id": 1, "subtime": 0, "walltime": 100, "res": 2, "profile": "d10"},
+        {"id": 2, "subtime": 1, "walltime": 100, "res": 2, "profile": "ph"},
+        {"id": 3, "subtime": 2, "walltime": 5, "res": 4, "profile": "d10"},
+        {"id": 4, "subtime": 3, "walltime": 100, "res": 9, "profile": "d10"},
+    ],
+    "profiles": {
+        "d10": {"type": "delay", "delay": 10},
+        "ph": {"type": "parallel_homogeneous", "cpu": 2e9, "com": 1e6},
+    },
+}
+
+
+def engine(*args, timeout=60):
+    return subprocess.run([sys.executable, "-m", "iosched.engine.cli", *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    p = tmp_path / "platform.xml"
+    p.write_text(PLATFORM)
+    w = tmp_path / "workload.json"
+    w.write_text(json.dumps(WORKLOAD))
+    return p, w
+
+
+def filler():
+    import schedulers
+
+    return Path(schedulers.__file__).parent / "fillerSched.py"
+
+
+def test_run_writes_batsim_outputs_and_every_job_ends_once(inputs, tmp_path):
+    p, w = inputs
+    out = tmp_path / "deep" / "new" / "dir"  # created by the run
+    run_simulation(p, w, filler(), out, timeout=60)
+    rows = list(csv.DictReader(open(out / "out_jobs.csv")))
+    assert sorted(r["job_id"] for r in rows) == ["1", "2", "3", "4"]
+    state = {r["job_id"]: r["final_state"] for r in rows}
+    assert state == {"1": "COMPLETED_SUCCESSFULLY", "2": "COMPLETED_SUCCESSFULLY",
+                     "3": "COMPLETED_WALLTIME_REACHED", "4": "REJECTED"}
+    r3 = next(r for r in rows if r["job_id"] == "3")
+    assert float(r3["execution_time"]) == pytest.approx(5.0)
+    r2 = next(r for r in rows if r["job_id"] == "2")
+    assert float(r2["execution_time"]) > 2.0  # 2e9 flops at 1 Gflop/s + communications
+    ms = list(csv.DictReader(open(out / "out_machine_states.csv")))
+    assert all(int(m["nb_idle"]) + int(m["nb_computing"]) == 4 for m in ms)
+    sched = list(csv.DictReader(open(out / "out_schedule.csv")))[0]
+    assert sched["nb_jobs"] == "4" and sched["nb_jobs_rejected"] == "1"
+
+
+def test_same_inputs_give_identical_outputs(inputs, tmp_path):
+    p, w = inputs
+    run_simulation(p, w, filler(), tmp_path / "a", timeout=60)
+    run_simulation(p, w, filler(), tmp_path / "b", timeout=60)
+    for name in ("out_jobs.csv", "out_machine_states.csv"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+@pytest.mark.parametrize("mode, message", [
+    ("unknown_job", "EXECUTE_JOB at t=.*unknown job 'w0!no_such_job'"),
+    ("outside", "EXECUTE_JOB w0!1 .*outside the machine"),
+    ("double", "resource 0 is already used by running job w0!1"),
+    ("bad_size", "has 3 resources, the job requests 2"),
+    ("ignore", "stalled.*neither executed nor rejected"),
+])
+def test_protocol_violations_are_one_line_errors(inputs, tmp_path, mode, message):
+    p, w = inputs
+    with pytest.raises(RunError, match=message) as exc:
+        run_simulation(p, w, HERE / "schedulers" / "misbehaving.py", tmp_path / mode,
+                       options={"mode": mode}, timeout=60)
+    assert "\n" not in str(exc.value) and "Traceback" not in str(exc.value)
+
+
+def test_crashing_scheduler(inputs, tmp_path):
+    p, w = inputs
+    with pytest.raises(RunError, match="scheduler"):
+        run_simulation(p, w, HERE / "schedulers" / "misbehaving.py", tmp_path / "crash",
+                       options={"mode": "crash"}, timeout=60)
+
+
+def test_hanging_scheduler_times_out(inputs, tmp_path):
+    p, w = inputs
+    with pytest.raises(RunError, match="timed out|did not answer|no reply"):
+        run_simulation(p, w, HERE / "schedulers" / "misbehaving.py", tmp_path / "hang",
+                       options={"mode": "hang"}, timeout=4)
+
+
+def test_unreachable_scheduler_engine_gives_up(inputs, tmp_path):
+    p, w = inputs
+    r = engine("-p", p, "-w", w, "-e", tmp_path / "o", "-s", "tcp://127.0.0.1:1", "--sched-timeout", "1")
+    assert r.returncode == 4
+    assert "no reply from the scheduler" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("content, code, message", [
+    ("{not json", 1, "invalid JSON"),
+    (json.dumps({"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "x"}],
+                 "profiles": {"x": {"type": "warp"}}}), 1, "unknown profile type 'warp'"),
+    (json.dumps({"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "nope"}],
+                 "profiles": {}}), 1, "unknown profile 'nope'"),
+    (json.dumps({"jobs": [{"id": 1, "subtime": -1, "res": 1, "profile": "x"}],
+                 "profiles": {"x": {"type": "delay", "delay": 1}}}), 1, "subtime"),
+])
+def test_engine_bad_workload_one_line(inputs, tmp_path, content, code, message):
+    p, _ = inputs
+    w = tmp_path / "bad.json"
+    w.write_text(content)
+    r = engine("-p", p, "-w", w, "-e", tmp_path / "o", "-s", "tcp://127.0.0.1:1", "--sched-timeout", "1")
+    assert r.returncode == code, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if "xbt_cfg" not in ln]
+    assert len(lines) == 1 and message in lines[0] and str(w) in lines[0]
+
+
+def test_engine_bad_platform_and_flags(inputs, tmp_path):
+    p, w = inputs
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<platform><zone></platform>")
+    for args, code, message in [
+        (["-p", bad, "-w", w], 1, "Invalid XML"),
+        (["-p", tmp_path / "nope.xml", "-w", w], 1, "cannot be read"),
+        (["-p", p, "-w", tmp_path / "nope.json"], 1, "cannot be read"),
+        (["-p", p, "-w", w, "-r", "ghost:storage"], 1, "unknown host 'ghost'"),
+        (["-p", p, "-w", w, "-E"], 2, "energy is out of scope"),
+        (["-p", p, "-w", w, "--enable-redis"], 2, "Redis is out of scope"),
+        (["-p", p, "-w", w, "--mmax", "x"], 2, "--mmax"),
+    ]:
+        r = engine(*args, "-e", tmp_path / "o", "-s", "tcp://127.0.0.1:1", "--sched-timeout", "1")
+        lines = [ln for ln in r.stderr.splitlines() if "xbt_cfg" not in ln]
+        assert r.returncode == code, (args, r.stderr)
+        assert len(lines) == 1 and message in lines[0], (args, r.stderr)
+        assert "Traceback" not in r.stderr

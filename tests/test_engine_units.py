@@ -1,0 +1,174 @@
+"""Unit tests of the embedded engine's pure parts (no SimGrid run)."""
+
+import json
+
+import pytest
+from hypothesis import given, strategies as st
+
+from iosched.engine.platform import build_resources, parse_role_maps, read_hosts
+from iosched.engine.tasks import Delay, PTask, build_steps, merge_ptasks, total_delay
+from iosched.engine.workload import load_workload
+from iosched.errors import InputError, ProtocolError
+
+PLATFORM = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+<zone id="AS0" routing="Full">
+  <cluster id="c" prefix="n" suffix="" radical="0-2,5" speed="1Gf" bw="125MBps" lat="50us"/>
+  <host id="master_host" speed="1Gf"/>
+  <host id="disk" speed="1Gf"><prop id="role" value="storage"/><prop id="kind" value="ssd"/></host>
+</zone>
+</platform>
+"""
+
+
+def write(tmp_path, name, content):
+    p = tmp_path / name
+    p.write_text(content if isinstance(content, str) else json.dumps(content))
+    return str(p)
+
+
+def test_read_hosts_expands_clusters_and_properties(tmp_path):
+    hosts = read_hosts(write(tmp_path, "p.xml", PLATFORM))
+    assert sorted(hosts) == ["disk", "master_host", "n0", "n1", "n2", "n5"]
+    assert hosts["disk"].properties == {"role": "storage", "kind": "ssd"}
+
+
+def test_build_resources_numbers_compute_then_storage(tmp_path):
+    path = write(tmp_path, "p.xml", PLATFORM)
+    names = sorted(["disk", "master_host", "n0", "n1", "n2", "n5"])
+    res = build_resources(path, names)
+    assert [r.name for r in res.compute] == ["n0", "n1", "n2", "n5"]
+    assert [(r.id, r.name) for r in res.storage] == [(4, "disk")]
+    assert res.master == "master_host"
+    # -r moves a compute host to storage, --mmax limits compute hosts
+    res = build_resources(path, names, role_maps=["n1:storage"], mmax=2)
+    assert [r.name for r in res.compute] == ["n0", "n2"]
+    assert [r.name for r in res.storage] == ["disk", "n1"]
+    assert res.storage[0].to_json()["properties"]["role"] == "storage"
+
+
+def test_unknown_host_in_role_map_is_an_input_error(tmp_path):
+    path = write(tmp_path, "p.xml", PLATFORM)
+    with pytest.raises(InputError, match="unknown host 'nope'"):
+        build_resources(path, ["master_host", "n0"], role_maps=["nope:storage"])
+    with pytest.raises(InputError, match="unsupported role"):
+        parse_role_maps(["n0:gpu"])
+
+
+def test_invalid_platform_xml(tmp_path):
+    with pytest.raises(InputError, match="invalid platform XML"):
+        read_hosts(write(tmp_path, "p.xml", "<platform><zone></platform>"))
+    with pytest.raises(InputError, match="not found"):
+        read_hosts(str(tmp_path / "missing.xml"))
+
+
+GOOD = {
+    "nb_res": 4,
+    "jobs": [{"id": 1, "subtime": 0, "walltime": 10, "res": 2, "profile": "d"}],
+    "profiles": {"d": {"type": "delay", "delay": 5}},
+}
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda w: w["profiles"].update(x={"type": "nope"}), "unknown profile type 'nope'"),
+    (lambda w: w["profiles"].update(x={"type": "smpi", "trace": "t"}), "out of scope"),
+    (lambda w: w["jobs"].append({"id": 2, "subtime": 0, "res": 1, "profile": "zz"}), "unknown profile 'zz'"),
+    (lambda w: w["jobs"].append({"id": 1, "subtime": 0, "res": 1, "profile": "d"}), "duplicate job id '1'"),
+    (lambda w: w["jobs"][0].update(subtime=-3), "jobs\\[0\\]/subtime"),
+    (lambda w: w["jobs"][0].update(walltime="ten"), "jobs\\[0\\]/walltime"),
+    (lambda w: w["jobs"][0].update(walltime=-5), "walltime must be > 0 or -1"),
+    (lambda w: w["jobs"][0].update(res=0), "jobs\\[0\\]/res"),
+    (lambda w: w["profiles"]["d"].update(delay=-1), "profile 'd'.*delay"),
+    (lambda w: w["profiles"].update(c={"type": "composed", "seq": ["c"]}), "cycle"),
+    (lambda w: w["profiles"].update(p={"type": "parallel", "cpu": [1, 2], "com": [0]}), "expected 2\\^2"),
+    (lambda w: w.pop("profiles"), "'profiles' is a required property"),
+])
+def test_bad_workloads_name_file_and_field(tmp_path, mutate, message):
+    w = json.loads(json.dumps(GOOD))
+    mutate(w)
+    path = write(tmp_path, "w.json", w)
+    with pytest.raises(InputError, match=message) as exc:
+        load_workload(path, "w0")
+    assert path in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_invalid_json_workload(tmp_path):
+    path = write(tmp_path, "w.json", '{"jobs": [}')
+    with pytest.raises(InputError, match="invalid JSON"):
+        load_workload(path, "w0")
+
+
+def test_jobs_get_workload_prefixed_ids_and_keep_extra_fields(tmp_path):
+    w = json.loads(json.dumps(GOOD))
+    w["jobs"][0]["user_id"] = 7
+    wl = load_workload(write(tmp_path, "w.json", w), "w3")
+    (job,) = wl.jobs
+    assert job.id == "w3!1" and job.json["id"] == "w3!1" and job.json["user_id"] == 7
+    assert job.walltime == 10.0
+
+
+PROFILES = {
+    "d": {"type": "delay", "delay": 3},
+    "ph": {"type": "parallel_homogeneous", "cpu": 10.0, "com": 2.0},
+    "pht": {"type": "parallel_homogeneous_total", "cpu": 12.0, "com": 6.0},
+    "pfs": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 5.0, "bytes_to_write": 7.0},
+    "stage": {"type": "data_staging", "nb_bytes": 9.0, "from": "a", "to": "b"},
+    "seq": {"type": "composed", "repeat": 2, "seq": ["d", "ph"]},
+    "par": {"type": "parallel", "cpu": [1.0, 2.0], "com": [0.0, 3.0, 4.0, 0.0]},
+}
+
+
+def test_parallel_homogeneous_matrices():
+    (t,) = build_steps("j", "ph", PROFILES, [4, 6, 9], None, [])
+    assert t.hosts == [4, 6, 9] and t.cpu == [10.0] * 3
+    assert t.com == [0, 2, 2, 2, 0, 2, 2, 2, 0]
+
+
+def test_parallel_homogeneous_total_divides_by_n_as_batsim_421():
+    (t,) = build_steps("j", "pht", PROFILES, [0, 1, 2], None, [])
+    assert t.cpu == [4.0] * 3
+    assert t.com[1] == pytest.approx(2.0)  # com / n, what the real Batsim 4.2.1 does
+
+
+def test_pfs_profile_uses_the_only_storage_or_the_mapping():
+    (t,) = build_steps("j", "pfs", PROFILES, [0, 1], None, [8])
+    assert t.hosts == [0, 1, 8]
+    m = 3
+    assert t.com[2 * m + 0] == 5.0 and t.com[2 * m + 1] == 5.0  # reads: storage -> hosts
+    assert t.com[0 * m + 2] == 7.0 and t.com[1 * m + 2] == 7.0  # writes: hosts -> storage
+    (t,) = build_steps("j", "pfs", PROFILES, [0, 1], {"pfs": 9}, [8, 9])
+    assert t.hosts[-1] == 9
+    with pytest.raises(ProtocolError, match="storage_mapping"):
+        build_steps("j", "pfs", PROFILES, [0, 1], None, [8, 9])
+
+
+def test_data_staging_and_composed():
+    (t,) = build_steps("j", "stage", PROFILES, [0], {"a": 5, "b": 6}, [5, 6])
+    assert t.hosts == [5, 6] and t.com == [0.0, 9.0, 0.0, 0.0]
+    steps = build_steps("j", "seq", PROFILES, [0, 1], None, [])
+    assert [type(s) for s in steps] == [Delay, PTask, Delay, PTask]
+    assert total_delay(steps) is None
+    assert total_delay(build_steps("j", "d", PROFILES, [0], None, [])) == 3.0
+
+
+def test_parallel_profile_size_must_match_the_allocation():
+    with pytest.raises(ProtocolError, match="describes 2 executors but the job has 3"):
+        build_steps("j", "par", PROFILES, [0, 1, 2], None, [])
+
+
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=4, unique=True),
+       st.lists(st.integers(0, 6), min_size=1, max_size=4, unique=True),
+       st.data())
+def test_merge_ptasks_preserves_totals(h1, h2, data):
+    def rnd(hosts):
+        n = len(hosts)
+        cpu = data.draw(st.lists(st.floats(0, 1e6), min_size=n, max_size=n))
+        com = data.draw(st.lists(st.floats(0, 1e6), min_size=n * n, max_size=n * n))
+        return PTask(hosts, cpu, com)
+
+    a, b = rnd(h1), rnd(h2)
+    m = merge_ptasks(a, b)
+    assert set(m.hosts) == set(h1) | set(h2) and len(m.hosts) == len(set(m.hosts))
+    assert sum(m.cpu) == pytest.approx(sum(a.cpu) + sum(b.cpu))
+    assert sum(m.com) == pytest.approx(sum(a.com) + sum(b.com))
