@@ -10,6 +10,7 @@ Subcommands:
 * ``iosched metrics``   -- :mod:`iosched.metrics`
 * ``iosched workload``  -- :mod:`iosched.workloads.cli` (SWF -> Batsim JSON)
 * ``iosched platform``  -- :mod:`iosched.platforms` (SimGrid platform XMLs)
+* ``iosched demo``      -- :mod:`iosched.demo` (the main job)
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ _SUBCOMMANDS = {
     "metrics": ("iosched.metrics", "metrics_command"),
     "workload": ("iosched.workloads.cli", "workload_command"),
     "platform": ("iosched.platforms", "platform_command"),
+    "demo": ("iosched.demo", "demo_command"),
 }
 
 

@@ -260,3 +260,20 @@ def build_resources(
     comp = [mk(i, n) for i, n in enumerate(compute)]
     stor = [mk(len(compute) + i, n) for i, n in enumerate(storage)]
     return PlatformResources(master, comp, stor)
+
+
+def count_compute_hosts(path: str, master_name: str = "master_host", role_maps: list[str] | None = None) -> int:
+    """Number of compute resources Batsim will expose for a platform XML
+    (hosts that are neither the master nor storage).
+
+    :raises InputError: unreadable platform, bad role map.
+    """
+    infos = read_hosts(path)
+    roles_cli = parse_role_maps(role_maps or [])
+    n = 0
+    for name, info in infos.items():
+        role = roles_cli.get(name, info.properties.get("role", info.zone_properties.get("role", "")))
+        if name == master_name or role in (ROLE_MASTER, ROLE_STORAGE):
+            continue
+        n += 1
+    return n
