@@ -107,6 +107,7 @@ same string (byte-identical files).
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -129,13 +130,14 @@ _HEADER = (
 )
 _FOOTER = "</platform>\n"
 
-# SimGrid 3.32 unit suffixes (xbt_parse_units.cpp); plain numbers are given
-# the base unit (flops, bytes/s, seconds) when written.
+# Unit suffixes SimGrid 3.32 accepts (checked by tests/test_platforms.py;
+# "KBps"/"Kbps" are rejected by SimGrid); plain numbers are given the base
+# unit (flops, bytes/s, seconds) when written.
 _SPEED_UNITS = ("f", "kf", "Mf", "Gf", "Tf", "Pf", "Ef", "Zf", "Yf", "flops")
 _BW_UNITS = (
-    "Bps", "kBps", "KBps", "MBps", "GBps", "TBps", "PBps", "EBps", "ZBps", "YBps",
+    "Bps", "kBps", "MBps", "GBps", "TBps", "PBps", "EBps", "ZBps", "YBps",
     "KiBps", "MiBps", "GiBps", "TiBps", "PiBps", "EiBps", "ZiBps", "YiBps",
-    "bps", "kbps", "Kbps", "Mbps", "Gbps", "Tbps", "Pbps", "Ebps", "Zbps", "Ybps",
+    "bps", "kbps", "Mbps", "Gbps", "Tbps", "Pbps", "Ebps", "Zbps", "Ybps",
     "Kibps", "Mibps", "Gibps", "Tibps", "Pibps", "Eibps", "Zibps", "Yibps",
 )
 _TIME_UNITS = ("s", "ms", "us", "ns", "ps", "m", "h", "d", "w")
@@ -147,12 +149,16 @@ def _quantity(value, units, base_unit, field, allow_zero=False):
     """Return ``value`` as a SimGrid quantity string, or raise InputError.
 
     ``value`` is a string with one of ``units`` (e.g. ``"125MBps"``) or a
-    number in the base unit (``base_unit`` is appended).  Zero is accepted
+    number, or a string holding just a number, in the base unit
+    (``base_unit`` is appended).  Zero is accepted
     only if ``allow_zero``.
     """
     if isinstance(value, bool):
         raise InputError(f"platform: {field} must be a number or a quantity with a unit, got {value!r}")
     if isinstance(value, (int, float)):
+        number = float(value)
+        text = f"{number!r}{base_unit}"
+    elif isinstance(value, str) and re.fullmatch(_NUMBER, value.strip()):
         number = float(value)
         text = f"{number!r}{base_unit}"
     elif isinstance(value, str):
@@ -166,7 +172,7 @@ def _quantity(value, units, base_unit, field, allow_zero=False):
         number = float(match.group(1))
     else:
         raise InputError(f"platform: {field} must be a number or a quantity with a unit, got {value!r}")
-    if not number == number or number in (float("inf"),):  # NaN or inf
+    if not math.isfinite(number):
         raise InputError(f"platform: {field} must be finite, got {value!r}")
     if number < 0 or (number == 0 and not allow_zero):
         raise InputError(f"platform: {field} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
@@ -183,6 +189,10 @@ def _bw(value, field):
 
 def _lat(value, field):
     return _quantity(value, _TIME_UNITS, "s", field, allow_zero=True)
+
+
+# Netpoint names of cluster_xml other than the compute hosts.
+_CLUSTER_RESERVED_NAMES = ("AS0", "cluster", "master", "master_host0", "pfs_zone", "pfs")
 
 
 def cluster_xml(
@@ -224,14 +234,18 @@ def cluster_xml(
 
     Returns a ``str`` (the same arguments always give the same text).
     Raises :class:`iosched.errors.InputError` on a non-positive or non-integer
-    ``nb_nodes``, a malformed quantity, a bad prefix or a bad ``pfs`` mapping.
+    ``nb_nodes``, a malformed quantity, a prefix that is not an XML-safe
+    identifier or makes a host name clash with another netpoint (e.g.
+    ``"master_host"``), or a bad ``pfs`` mapping.
     """
     if isinstance(nb_nodes, bool) or not isinstance(nb_nodes, int) or nb_nodes < 1:
         raise InputError(f"platform: nb_nodes must be an integer >= 1, got {nb_nodes!r}")
     if not isinstance(prefix, str) or not _ID_RE.match(prefix):
         raise InputError(f"platform: prefix {prefix!r} must match {_ID_RE.pattern}")
-    if prefix in ("master_host", "pfs") or prefix.startswith(("master_host", "pfs")):
-        raise InputError(f"platform: prefix {prefix!r} clashes with the master/pfs host names")
+    for reserved in _CLUSTER_RESERVED_NAMES:
+        rest = reserved[len(prefix):]
+        if reserved.startswith(prefix) and rest.isdigit() and str(int(rest)) == rest and int(rest) < nb_nodes:
+            raise InputError(f"platform: prefix {prefix!r} makes host {reserved!r}, a name the platform already uses")
     speed_s = _speed(speed, "speed")
     bw_s, lat_s = _bw(bw, "bw"), _lat(lat, "lat")
     bb_bw_s, bb_lat_s = _bw(bb_bw, "bb_bw"), _lat(bb_lat, "bb_lat")
@@ -547,6 +561,16 @@ def dragonfly96_xml(routing="minimal"):
 # CLI
 
 
+class _OneLineErrorCommand(click.Command):
+    """A click command whose usage errors are one line (``Error: ...``) too."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as exc:
+            raise click.ClickException(f"{info_name}: {exc.format_message()}") from None
+
+
 def _write(text, out):
     path = Path(out)
     try:
@@ -560,7 +584,7 @@ def platform_command():
     """Generate SimGrid 3.32 platform XMLs (see iosched.platforms)."""
 
 
-@platform_command.command(name="cluster")
+@platform_command.command(name="cluster", cls=_OneLineErrorCommand)
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--nb-nodes", type=int, default=100, show_default=True, help="number of compute hosts")
 @click.option("--speed", default="1Gf", show_default=True, help="host speed (flops/s, e.g. 1Gf)")
@@ -582,7 +606,7 @@ def cluster_cmd(out, nb_nodes, speed, bw, lat, bb_bw, bb_lat, pfs_bw, pfs_lat, p
     click.echo(f"wrote {out}: {nb_nodes} nodes{' + pfs' if pfs else ''} + master")
 
 
-@platform_command.command(name="dragonfly96")
+@platform_command.command(name="dragonfly96", cls=_OneLineErrorCommand)
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option(
     "--routing", type=click.Choice(DRAGONFLY_ROUTINGS), default="minimal", show_default=True,

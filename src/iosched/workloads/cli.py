@@ -23,6 +23,16 @@ __all__ = ["workload_command", "default_swf_candidates", "DEFAULT_SWF_NAME"]
 DEFAULT_SWF_NAME = "KTH-SP2-1996-2.1-cln.swf"
 
 
+class _OneLineErrorCommand(click.Command):
+    """A click command whose usage errors are one line (``Error: ...``) too."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as exc:
+            raise click.ClickException(f"{info_name}: {exc.format_message()}") from None
+
+
 def default_swf_candidates():
     """Return the places searched for the default SWF, in order (list of Path).
 
@@ -55,7 +65,7 @@ def workload_command():
     """Workload tools: convert SWF traces to Batsim workloads."""
 
 
-@workload_command.command(name="swf2json")
+@workload_command.command(name="swf2json", cls=_OneLineErrorCommand)
 @click.argument("paths", nargs=-1, metavar="[SWF] OUT.json")
 @click.option("--nb-res", type=int, default=None, help="resources of the target platform [default: SWF MaxProcs]")
 @click.option("--first", type=int, default=None, help="keep only the first N job records")
@@ -77,7 +87,7 @@ def swf2json(paths, nb_res, first, start, end, profile_type, speed):
     elif len(paths) == 2:
         swf, out = paths
     else:
-        raise click.UsageError(f"expected [SWF] OUT.json, got {len(paths)} arguments")
+        raise click.ClickException(f"swf2json: expected [SWF] OUT.json, got {len(paths)} arguments")
     try:
         workload, report = swf_to_batsim(
             swf, nb_res=nb_res, first=first, start=start, end=end, profile_type=profile_type, speed=speed

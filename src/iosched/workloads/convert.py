@@ -328,7 +328,7 @@ def dump_workload(workload, fp=None):
         value = workload[key]
         tail = "," if i < len(keys) - 1 else ""
         if key == "jobs" and isinstance(value, list):
-            buf.write(f'  "jobs": [\n')
+            buf.write('  "jobs": [\n')
             for j, job in enumerate(value):
                 buf.write(f"    {enc(job)}{',' if j < len(value) - 1 else ''}\n")
             buf.write(f"  ]{tail}\n")

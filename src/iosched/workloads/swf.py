@@ -12,8 +12,10 @@ Format, as read here:
 * lines starting with ``;`` are comments; header comments of the form
   ``; Key: value`` (``Version``, ``Computer``, ``MaxNodes``, ``MaxProcs``,
   ``UnixStartTime``, ``TimeZoneString``, ``Note``...) are collected into a
-  dict; a comment line without its own ``Key:`` continues the previous key's
-  value; blank lines are ignored;
+  dict; a comment line without its own ``Key:`` that directly follows a key
+  line (or its continuation) continues that key's value; other comments
+  (after an empty ``;`` line, a blank line or a job line) are ignored, as
+  are blank lines;
 * time fields may be floating point (the spec allows it); count and
   identifier fields must be integers.
 
@@ -158,6 +160,7 @@ def read_swf(path) -> SwfLog:
             raise InputError(f"{where}: line is not valid UTF-8 text") from None
         stripped = line.strip()
         if not stripped:
+            last_key = None
             continue
         if stripped.startswith(";"):
             match = _HEADER_RE.match(stripped)
@@ -169,7 +172,10 @@ def read_swf(path) -> SwfLog:
                 text = stripped[1:].strip()
                 if last_key is not None and text:
                     header[last_key] = f"{header[last_key]}\n{text}"
+                else:
+                    last_key = None
             continue
+        last_key = None
         tokens = stripped.split()
         if len(tokens) != len(SWF_FIELDS):
             raise InputError(f"{where}: expected {len(SWF_FIELDS)} fields, got {len(tokens)}")
