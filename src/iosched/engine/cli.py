@@ -69,6 +69,8 @@ def make_parser() -> argparse.ArgumentParser:
                    help="iosched extension: seconds to wait for each scheduler reply [default: 600]")
     p.add_argument("--transcript", default=None,
                    help="iosched extension: write every message, both ways, as JSON lines to this file")
+    p.add_argument("--rusage-file", default=None,
+                   help="iosched extension (benchmarks): write the engine's peak RSS (KB) and CPU times (s) as JSON")
     p.add_argument("--version", action="version", version=f"{BATSIM_VERSION} (iosched {__version__} embedded engine)")
     return p
 
@@ -149,6 +151,13 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("iosched-batsim: interrupted\n")
         return 130
+    if args.rusage_file:
+        import json
+        import resource
+
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        with open(args.rusage_file, "w") as f:
+            json.dump({"max_rss_kb": ru.ru_maxrss, "user_s": ru.ru_utime, "sys_s": ru.ru_stime}, f)
     if not quiet:
         sys.stderr.write(
             f"iosched-batsim: simulation ended: {summary['nb_jobs']} jobs, makespan "
