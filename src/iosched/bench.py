@@ -90,7 +90,11 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, output):
     except (InputError, RunError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
 
-    import simgrid  # noqa: F401  (version only)
+    from iosched.engine.server import import_simgrid
+
+    sg_version = import_simgrid().simgrid_version
+    if isinstance(sg_version, (tuple, list)):
+        sg_version = ".".join(map(str, sg_version))
 
     res = {
         "benchmark": "kth_full",
@@ -106,7 +110,7 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, output):
         "makespan_s": float(sched_csv["makespan"]),
         "reference_real_batsim_4_2_1": REFERENCE[profiles],
         "machine": {"python": sys.version.split()[0], "platform": py_platform.platform(),
-                    "simgrid": ".".join(map(str, simgrid.simgrid_version))},
+                    "simgrid": str(sg_version)},
     }
     res["target_met"] = (res["wall_s"] <= REFERENCE[profiles]["wall_s"]
                          and res["engine_max_rss_mb"] <= REFERENCE[profiles]["max_rss_mb"])
