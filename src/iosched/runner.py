@@ -1117,7 +1117,9 @@ def _signals_as_exit():
                 pass
 
 
-def _print_metrics(result: RunResult, no_metrics: bool) -> None:
+def _print_metrics(result: RunResult, no_metrics: bool, platform=None) -> None:
+    """Write and print the run's metrics; utilization counts the platform's
+    compute nodes (storage and master hosts excluded) when it is known."""
     if no_metrics:
         return
     if result.jobs_csv is None:
@@ -1129,7 +1131,16 @@ def _print_metrics(result: RunResult, no_metrics: bool) -> None:
         click.echo(f"iosched run: metrics skipped (iosched.metrics unavailable: "
                    f"{_one_line(e)})", err=True)
         return
-    metrics = write_metrics(result.export_prefix.parent, prefix=result.export_prefix.name)
+    nb_res = None
+    if platform is not None:
+        from iosched.engine.platform import count_compute_hosts
+
+        try:
+            nb_res = count_compute_hosts(str(platform)) or None
+        except InputError:
+            nb_res = None
+    metrics = write_metrics(result.export_prefix.parent, prefix=result.export_prefix.name,
+                            nb_resources=nb_res)
     click.echo(format_table(metrics))
 
 
@@ -1199,7 +1210,7 @@ def run_command(ctx, robin_file, platform, workload, scheduler, options_json, ou
                     success_timeout=success_timeout, failure_timeout=failure_timeout)
             click.echo(f"iosched run: simulation done in {result.wall_time:.2f} s, "
                        f"outputs in {result.output_dir}")
-            _print_metrics(result, no_metrics)
+            _print_metrics(result, no_metrics, platform if not robin_file else None)
     except InputError as e:
         click.echo(f"iosched run: {_one_line(e)}", err=True)
         ctx.exit(2)
