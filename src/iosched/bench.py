@@ -55,15 +55,12 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, output):
     from iosched.errors import InputError
     from iosched.platforms import cluster_xml
     from iosched.runner import RunError, run_simulation
-    from iosched.workloads.cli import default_swf_candidates
+    from iosched.workloads.cli import find_default_swf
     from iosched.workloads.convert import dump_workload, swf_to_batsim
 
     try:
         if swf is None:
-            found = [p for p in default_swf_candidates() if p.is_file()]
-            if not found:
-                raise InputError("the KTH-SP2 trace is not in ../shared/data; pass --swf PATH")
-            swf = found[0]
+            swf = find_default_swf()
         out = Path(output)
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="iosched-bench-") as tmp:

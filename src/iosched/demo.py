@@ -40,15 +40,12 @@ def demo_command(swf, nb_jobs, scheduler, platform, output):
     from iosched.metrics import format_table, load_jobs, write_metrics
     from iosched.plots import plot_gantt, plot_utilization
     from iosched.runner import RunError, run_simulation
-    from iosched.workloads.cli import default_swf_candidates
+    from iosched.workloads.cli import find_default_swf
     from iosched.workloads.convert import dump_workload, swf_to_batsim
 
     try:
         if swf is None:
-            found = [p for p in default_swf_candidates() if p.is_file()]
-            if not found:
-                raise InputError("the KTH-SP2 trace is not in ../shared/data; pass --swf PATH")
-            swf = found[0]
+            swf = find_default_swf()
         out = Path(output)
         out.mkdir(parents=True, exist_ok=True)
         nb_res = count_compute_hosts(platform)

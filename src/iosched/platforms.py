@@ -113,6 +113,8 @@ from pathlib import Path
 
 import click
 
+from iosched.clicommon import OneLineErrorCommand
+
 from iosched.errors import InputError
 
 __all__ = [
@@ -561,16 +563,6 @@ def dragonfly96_xml(routing="minimal"):
 # CLI
 
 
-class _OneLineErrorCommand(click.Command):
-    """A click command whose usage errors are one line (``Error: ...``) too."""
-
-    def make_context(self, info_name, args, parent=None, **extra):
-        try:
-            return super().make_context(info_name, args, parent=parent, **extra)
-        except click.UsageError as exc:
-            raise click.ClickException(f"{info_name}: {exc.format_message()}") from None
-
-
 def _write(text, out):
     path = Path(out)
     try:
@@ -584,7 +576,7 @@ def platform_command():
     """Generate SimGrid 3.32 platform XMLs (see iosched.platforms)."""
 
 
-@platform_command.command(name="cluster", cls=_OneLineErrorCommand)
+@platform_command.command(name="cluster", cls=OneLineErrorCommand)
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--nb-nodes", type=int, default=100, show_default=True, help="number of compute hosts")
 @click.option("--speed", default="1Gf", show_default=True, help="host speed (flops/s, e.g. 1Gf)")
@@ -606,7 +598,7 @@ def cluster_cmd(out, nb_nodes, speed, bw, lat, bb_bw, bb_lat, pfs_bw, pfs_lat, p
     click.echo(f"wrote {out}: {nb_nodes} nodes{' + pfs' if pfs else ''} + master")
 
 
-@platform_command.command(name="dragonfly96", cls=_OneLineErrorCommand)
+@platform_command.command(name="dragonfly96", cls=OneLineErrorCommand)
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option(
     "--routing", type=click.Choice(DRAGONFLY_ROUTINGS), default="minimal", show_default=True,

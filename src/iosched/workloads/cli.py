@@ -14,23 +14,15 @@ from pathlib import Path
 
 import click
 
+from iosched.clicommon import OneLineErrorCommand
+
 from iosched.errors import InputError
 from iosched.workloads.convert import PROFILE_TYPES, dump_workload, swf_to_batsim
 
-__all__ = ["workload_command", "default_swf_candidates", "DEFAULT_SWF_NAME"]
+__all__ = ["workload_command", "default_swf_candidates", "find_default_swf", "DEFAULT_SWF_NAME"]
 
 #: File name of the default trace (Parallel Workloads Archive, cleaned log).
 DEFAULT_SWF_NAME = "KTH-SP2-1996-2.1-cln.swf"
-
-
-class _OneLineErrorCommand(click.Command):
-    """A click command whose usage errors are one line (``Error: ...``) too."""
-
-    def make_context(self, info_name, args, parent=None, **extra):
-        try:
-            return super().make_context(info_name, args, parent=parent, **extra)
-        except click.UsageError as exc:
-            raise click.ClickException(f"{info_name}: {exc.format_message()}") from None
 
 
 def default_swf_candidates():
@@ -49,15 +41,28 @@ def default_swf_candidates():
     return candidates
 
 
-def _default_swf():
+def find_default_swf():
+    """The default trace (KTH-SP2), the first of :func:`default_swf_candidates`
+    that exists.
+
+    :returns: its ``Path``.
+    :raises InputError: none exists (the message names the places looked at).
+    """
     candidates = default_swf_candidates()
     for path in candidates:
         if path.is_file():
             return path
-    raise click.ClickException(
-        f"no SWF given and the default trace is not at {' nor '.join(map(str, candidates))}; "
-        "pass the SWF path: iosched workload swf2json SWF OUT.json"
+    raise InputError(
+        f"the default trace {DEFAULT_SWF_NAME} is not at {' nor '.join(map(str, candidates))}; "
+        "pass the SWF path"
     )
+
+
+def _default_swf():
+    try:
+        return find_default_swf()
+    except InputError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 @click.group(name="workload")
@@ -65,7 +70,7 @@ def workload_command():
     """Workload tools: convert SWF traces to Batsim workloads."""
 
 
-@workload_command.command(name="swf2json", cls=_OneLineErrorCommand)
+@workload_command.command(name="swf2json", cls=OneLineErrorCommand)
 @click.argument("paths", nargs=-1, metavar="[SWF] OUT.json")
 @click.option("--nb-res", type=int, default=None, help="resources of the target platform [default: SWF MaxProcs]")
 @click.option("--first", type=int, default=None, help="keep only the first N job records")
