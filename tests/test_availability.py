@@ -9,7 +9,7 @@ removals, early releases and time advances (RuleBasedStateMachine).
 import math
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from procset import ProcSet
@@ -78,6 +78,7 @@ class Model:
 
 
 def pset(s):
+    """ProcSet of a python set of ints."""
     return ProcSet(*sorted(s))
 
 

@@ -279,11 +279,14 @@ class AvailabilityProfile:
         :param chooser: resource choice among the candidates free over the
             whole interval (default :func:`lowest_ids`).
         :returns: the chosen ProcSet (empty when ``nb_res == 0``) if the
-            request fits on ``[t, t + duration)``, else None.
+            request fits on ``[t, t + duration)``, else None (always None
+            for ``t = inf``).
         :raises ProfileError: on invalid arguments (see :meth:`earliest_start`).
         """
         t = self._check_time(t, "fit_at")
         need = self._check_request(nb_res, duration, pools_needed, "fit_at")
+        if t == INF:
+            return None
         i = self._bp.bisect_right(t) - 1
         ok, x = self._scan(i, t, nb_res, duration, need, among)
         if not ok:
@@ -328,6 +331,8 @@ class AvailabilityProfile:
         t = self._now if after is None else max(self._now, float(after))
         if math.isnan(t):
             raise ProfileError("earliest_start: after is NaN")
+        if t == INF:
+            return INF, ProcSet()
         bp = self._bp
         keys = bp.keys()
         nkeys = len(keys)
@@ -576,7 +581,7 @@ class AvailabilityProfile:
                 else:
                     inter = inter & seg.res
                 if len(inter) < nb:
-                    return False, j
+                    return False, i
             j += 1
         return True, inter if inter is not None else ProcSet()
 

@@ -560,9 +560,34 @@ def _resolve_scheduler(scheduler) -> tuple[Path, dict]:
     return resolved.resolve(), dict(defaults or {})
 
 
-def _engine_prefix(engine_cmd) -> list[str]:
-    if engine_cmd is None:
+#: Engine names accepted wherever an engine command is: ``embedded`` (this
+#: package's ``iosched-batsim``, the default) and ``batsim`` (the real Batsim
+#: 4.2.x found on PATH, e.g. in ``nix-shell nix/``).
+ENGINES = ("embedded", "batsim")
+
+
+def engine_command(engine) -> list[str]:
+    """The argv prefix that starts an engine.
+
+    :param engine: ``None`` or ``"embedded"`` (the embedded engine),
+        ``"batsim"`` (the real Batsim on PATH), or any other command (string,
+        split like a shell would, or argv list).
+    :raises InputError: ``batsim`` is not on PATH; an empty or unsplittable
+        command.
+    """
+    if engine is None or engine == "embedded":
         return [sys.executable, "-m", "iosched.engine.cli"]
+    if engine == "batsim":
+        found = shutil.which("batsim")
+        if found is None:
+            raise InputError("--engine batsim: no 'batsim' on PATH (use nix-shell nix/, or --engine embedded)")
+        return [found]
+    return _engine_prefix(engine)
+
+
+def _engine_prefix(engine_cmd) -> list[str]:
+    if engine_cmd is None or engine_cmd in ENGINES:
+        return engine_command(engine_cmd)
     if isinstance(engine_cmd, (str, os.PathLike)):
         try:
             argv = shlex.split(os.fspath(engine_cmd))
@@ -1162,7 +1187,7 @@ def _print_metrics(result: RunResult, no_metrics: bool, platform=None) -> None:
               show_default=True, help="Time left to the second process after the first "
               "one failed, in s.")
 @click.option("--engine", "engine", default=None,
-              help="Engine command (default: the embedded engine; e.g. 'batsim').")
+              help="Engine: 'embedded' (default), 'batsim' (the real Batsim on PATH) or a command.")
 @click.option("--engine-arg", "engine_args", multiple=True,
               help="Extra engine argument (repeatable), e.g. --engine-arg=--enable-dynamic-jobs.")
 @click.option("--verbose", is_flag=True, help="Do not pass -q to the engine.")

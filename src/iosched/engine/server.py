@@ -904,6 +904,11 @@ class Simulation:
                 progress[jid] = self._progress(j, self.now)
                 self._stop_physics(j)
                 self._complete(j, "COMPLETED_KILLED", -2, notify=False)
+            else:
+                # it ended (or never started) before the kill: pybatsim 3.2.1
+                # needs an entry for every id once the object is not empty
+                progress[jid] = {"profile": j.profile,
+                                 "progress": 1.0 if j.state in TERMINAL_STATES else 0.0}
         self._emit("JOB_KILLED", {"job_ids": list(ids), "job_progress": progress})
 
     def _h_call(self, ts, data):

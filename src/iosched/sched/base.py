@@ -45,14 +45,17 @@ The scheduling pass implements four classic algorithms, selected by the
     before its walltime, the reservations are *compressed*: in queue order,
     each one is removed and re-made at its earliest start, which is never
     later than before (its old slot is still free), so no reservation is
-    ever delayed. If a running job overruns its estimate (possible only with
-    inexact runtimes), every reservation is re-made in queue order.
+    ever delayed. The scheduler asks for a REQUESTED_CALL (CALL_ME_LATER) at
+    the earliest reservation start, so that a job starts on time even when
+    no other event happens then. If a running job overruns its estimate
+    (possible only with inexact runtimes), every reservation is re-made in
+    queue order.
 ``"filler"``
     Start, in queue order, every job that fits now; no reservation (like
     pybatsim's ``fillerSched``, but deterministic and walltime-aware).
 
 Only standard Batsim 4.2.1 protocol features are used (EXECUTE_JOB with an
-``alloc``, REJECT_JOB), so the schedulers run on the real Batsim too.
+``alloc``, REJECT_JOB, CALL_ME_LATER), so the schedulers run on the real Batsim too.
 
 Subclasses customise the hooks :meth:`~BaseScheduler.initial_pools`,
 :meth:`~BaseScheduler.pools_needed`, :meth:`~BaseScheduler.estimate`,
@@ -68,7 +71,7 @@ from typing import NamedTuple, Optional
 
 from batsim.batsim import BatsimScheduler
 from procset import ProcSet
-from sortedcontainers import SortedKeyList
+from sortedcontainers import SortedKeyList, SortedSet
 
 from iosched.availability import INF, AvailabilityProfile, Reservation, lowest_ids
 from iosched.errors import InputError, ProfileError
@@ -218,6 +221,7 @@ class BaseScheduler(BatsimScheduler):
         self._freed_early = False
         self._plans_invalid = False
         self._ended = False
+        self._calls = SortedSet()   # CALL_ME_LATER times requested and not yet passed
 
     # ------------------------------------------------------------- hooks
     def initial_pools(self) -> dict:
@@ -409,6 +413,22 @@ class BaseScheduler(BatsimScheduler):
             self.plans = {}
             self._plans_invalid = True
 
+    def wake_up_at(self, t: float) -> None:
+        """Ask Batsim for a REQUESTED_CALL at time ``t`` (CALL_ME_LATER),
+        once per distinct time.
+
+        :param t: seconds, ``now < t < inf``.
+        :raises ValueError: if ``t`` is not after the current time or not finite.
+        """
+        now = self.bs.time()
+        if not (now < t < INF):
+            raise ValueError(f"wake_up_at({t}): the time must be after now ({now}) and finite")
+        while self._calls and self._calls[0] <= now:
+            self._calls.pop(0)
+        if t not in self._calls:
+            self._calls.add(t)
+            self.bs.wake_me_up_at(t)
+
     def _fit_now(self, w, now) -> Optional[ProcSet]:
         return self.profile.fit_at(now, w.nb_res, w.estimate, w.pools,
                                    chooser=self.choose_resources)
@@ -490,6 +510,17 @@ class BaseScheduler(BatsimScheduler):
             if plan.start <= now:
                 del self.plans[w.job.id]
                 self._start(w, now, plan.resources, plan.reservation)
+        # a reservation may start when no event is due (its start was the end
+        # of a reservation that compression moved): be called then, unless a
+        # running job is expected to end at that very time
+        nxt = min((p.start for p in self.plans.values()), default=INF)
+        if nxt < INF and not self._running_ends_at(nxt):
+            self.wake_up_at(nxt)
+
+    def _running_ends_at(self, t) -> bool:
+        by_end = self._running_by_end
+        i = by_end.bisect_key_left((t, -1))
+        return i < len(by_end) and by_end[i].reservation.end == t
 
     def _compress(self, now):
         profile = self.profile
