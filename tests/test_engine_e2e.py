@@ -162,3 +162,41 @@ def test_engine_bad_platform_and_flags(inputs, tmp_path):
         assert r.returncode == code, (args, r.stderr)
         assert len(lines) == 1 and message in lines[0], (args, r.stderr)
         assert "Traceback" not in r.stderr
+
+
+def test_call_me_later_kill_and_metadata(inputs, tmp_path):
+    p, w = inputs
+    out = tmp_path / "kill"
+    run_simulation(p, w, HERE / "schedulers" / "protocolExerciser.py", out,
+                   options={"kill_at": 4.0, "metadata": "tag-1"}, timeout=60)
+    rows = {r["job_id"]: r for r in csv.DictReader(open(out / "out_jobs.csv"))}
+    assert rows["1"]["final_state"] == "COMPLETED_KILLED"
+    # killed by the decision taken at t=4 (after the REQUESTED_CALL), not at its 10 s end
+    assert 4.0 <= float(rows["1"]["finish_time"]) < 4.1
+    assert rows["2"]["metadata"] == "tag-1"
+    assert rows["4"]["final_state"] == "REJECTED"
+
+
+def test_dynamic_registration(inputs, tmp_path):
+    p, _ = inputs
+    w = tmp_path / "small.json"
+    w.write_text(json.dumps({
+        "nb_res": 4,
+        "jobs": [{"id": 1, "subtime": 0, "walltime": 100, "res": 2, "profile": "d10"}],
+        "profiles": {"d10": {"type": "delay", "delay": 10}},
+    }))
+    out = tmp_path / "dyn"
+    run_simulation(p, w, HERE / "schedulers" / "protocolExerciser.py", out,
+                   options={"dynamic": True}, timeout=60,
+                   engine_args=["--enable-dynamic-jobs", "--acknowledge-dynamic-jobs"])
+    rows = {(r["workload_name"], r["job_id"]): r for r in csv.DictReader(open(out / "out_jobs.csv"))}
+    assert set(rows) == {("w0", "1"), ("dyn", "extra")}
+    assert rows[("dyn", "extra")]["final_state"] == "COMPLETED_SUCCESSFULLY"
+    assert float(rows[("dyn", "extra")]["execution_time"]) == pytest.approx(5.0)
+
+
+def test_dynamic_registration_refused_when_disabled(inputs, tmp_path):
+    p, w = inputs
+    with pytest.raises(RunError, match="REGISTER_PROFILE .*dynamic jobs are disabled"):
+        run_simulation(p, w, HERE / "schedulers" / "protocolExerciser.py", tmp_path / "nodyn",
+                       options={"dynamic": True}, timeout=60)

@@ -11,11 +11,14 @@ Subcommands:
 * ``iosched workload``  -- :mod:`iosched.workloads.cli` (SWF -> Batsim JSON)
 * ``iosched platform``  -- :mod:`iosched.platforms` (SimGrid platform XMLs)
 * ``iosched demo``      -- :mod:`iosched.demo` (the main job)
+* ``iosched campaign``  -- :mod:`iosched.campaign` (experiment campaigns on Dask)
+* ``iosched report``    -- :mod:`iosched.report` (Markdown/HTML campaign reports)
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 
 import click
 
@@ -26,17 +29,21 @@ _SUBCOMMANDS = {
     "workload": ("iosched.workloads.cli", "workload_command"),
     "platform": ("iosched.platforms", "platform_command"),
     "demo": ("iosched.demo", "demo_command"),
+    "campaign": ("iosched.campaign", "campaign_command"),
+    "report": ("iosched.report", "report_command"),
 }
 
 
 class _LazyGroup(click.Group):
     def list_commands(self, ctx):
-        return sorted(_SUBCOMMANDS)
+        return sorted(n for n, (mod, _) in _SUBCOMMANDS.items() if importlib.util.find_spec(mod) is not None)
 
     def get_command(self, ctx, name):
         if name not in _SUBCOMMANDS:
             return None
         module, attr = _SUBCOMMANDS[name]
+        if importlib.util.find_spec(module) is None:
+            return None
         return getattr(importlib.import_module(module), attr)
 
 
