@@ -76,7 +76,7 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, output):
             click.echo(f"bench: {report.kept} jobs ({profiles} profiles, {report.summary()}), "
                        f"{nb_res}-node cluster, pybatsim easyBackfill, embedded engine...")
             t0 = time.perf_counter()
-            result = run_simulation(plat, wl, str(sched), tmp / "run", timeout=7200,
+            run_simulation(plat, wl, str(sched), tmp / "run", timeout=7200,
                                     quiet=quiet_scheduler,
                                     engine_args=["--rusage-file", str(rusage)])
             wall = time.perf_counter() - t0

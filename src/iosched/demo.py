@@ -14,7 +14,6 @@ Usage: ``python -m iosched.demo [--swf PATH] [--jobs 1000] [--scheduler easy]
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 

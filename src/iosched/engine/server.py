@@ -233,7 +233,6 @@ class Simulation:
         self.pending_calls = 0
         self.ms_rows: list[tuple] = []
         self.sched_wall = 0.0
-        self.finished = False
         self._expect_send = False
 
     # ------------------------------------------------------------------ setup
@@ -278,9 +277,6 @@ class Simulation:
 
         self.L_mm = lat(self.master, self.master)
         self.L_hm = [lat(h, self.master) for h in self.hosts]
-        for j in self.static_jobs:
-            if j.res > self.nb_res:
-                pass  # the scheduler must reject it (Batsim does not)
 
     # ------------------------------------------------------------ main entry
     def run(self) -> dict:
