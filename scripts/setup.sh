@@ -12,6 +12,8 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 need_apt=()
 /usr/bin/python3 -c 'import simgrid' >/dev/null 2>&1 || need_apt+=(python3-simgrid)
 /usr/bin/python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need_apt+=(python3-venv)
+# nix-instantiate (tests/test_nix.py parses the nix/ expressions)
+command -v nix-instantiate >/dev/null 2>&1 || need_apt+=(nix-bin)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "setup: installing Debian packages: ${need_apt[*]}"
     $SUDO apt-get update -qq
