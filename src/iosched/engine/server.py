@@ -146,6 +146,42 @@ class Job:
         self.static = static
 
 
+class _Worker:
+    """A SimGrid actor that runs the steps of one physics job at a time."""
+
+    __slots__ = ("sim", "actor", "job", "token", "wake")
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.actor = None
+        self.job = None
+        self.token = 0
+        self.wake = sim.sg.Semaphore(0)
+
+    def run(self):
+        sim = self.sim
+        sg = sim.sg
+        hosts = sim.hosts
+        while True:
+            self.wake.acquire()
+            j, token = self.job, self.token
+            for k, s in enumerate(j.steps):
+                j.step_index = k
+                j.step_started = sg.Engine.clock
+                if isinstance(s, Delay):
+                    sg.this_actor.sleep_for(s.seconds)
+                else:
+                    ex = sg.this_actor.exec_init([hosts[h] for h in s.hosts], s.cpu, s.com)
+                    j.exec = ex
+                    ex.start()
+                    ex.wait()
+                    j.exec = None
+            self.job = None
+            sim.idle_workers.append(self)
+            sim.done.append((j, token))
+            sim.sem.release()
+
+
 class _Spec:
     """Minimal job description for dynamically registered jobs."""
 
@@ -226,6 +262,8 @@ class Simulation:
         self._acquired = 0
         self._processed = 0
         self.n_physics = 0
+        self.workers: list = []
+        self.idle_workers: list = []
         self.busy: dict[int, str] = {}
         self.n_unterminated = 0
         self.static_left = len(self.static_jobs)
@@ -575,10 +613,10 @@ class Simulation:
 
     def _stop_physics(self, j):
         if j.actor is not None:
-            actor, j.actor = j.actor, None
+            worker, j.actor = j.actor, None
             self.n_physics -= 1
             self._sync_simgrid()
-            actor.kill()
+            worker.actor.kill()  # cancels its activity; the worker is not reused
 
     def _progress(self, j, now):
         prof = self.profiles[j.workload][j.profile]
@@ -642,7 +680,7 @@ class Simulation:
             return
         self._sync_simgrid()
         self.n_physics += 1
-        j.actor = self.sg.Actor.create(f"job {j.id}", self.hosts[alloc[0]], self._job_actor, j, j.token)
+        self._assign_worker(j)
         if j.walltime is not None:
             self._timer(now + j.walltime, T_WALLTIME, (j, j.token))
 
@@ -666,22 +704,21 @@ class Simulation:
             )
         return [merge_ptasks(s, io_steps[0]) for s in steps]
 
-    def _job_actor(self, j, token):
-        sg = self.sg
-        hosts = self.hosts
-        for k, s in enumerate(j.steps):
-            j.step_index = k
-            j.step_started = sg.Engine.clock
-            if isinstance(s, Delay):
-                sg.this_actor.sleep_for(s.seconds)
-            else:
-                ex = sg.this_actor.exec_init([hosts[h] for h in s.hosts], s.cpu, s.com)
-                j.exec = ex
-                ex.start()
-                ex.wait()
-                j.exec = None
-        self.done.append((j, token))
-        self.sem.release()
+    def _assign_worker(self, j):
+        """Run the job's steps on an idle worker actor (one is created when
+        none is idle). Reusing actors is cheaper than creating one per job
+        (SimGrid's Python actors are threads)."""
+        if self.idle_workers:
+            w = self.idle_workers.pop()
+        else:
+            w = _Worker(self)
+            w.actor = self.sg.Actor.create(f"worker {len(self.workers)}", self.master, w.run)
+            w.actor.daemonize()
+            self.workers.append(w)
+        j.actor = w
+        w.job = j
+        w.token = j.token
+        w.wake.release()
 
     def _complete(self, j, state, ret, notify=True):
         """The job ends now; its executor tells the server (route latency)."""

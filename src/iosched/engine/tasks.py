@@ -48,7 +48,8 @@ class Delay:
 @dataclass
 class PTask:
     """A parallel task: ``hosts`` (resource ids), ``cpu`` (flops, len n),
-    ``com`` (bytes, len n*n, row i sends to column j)."""
+    ``com`` (bytes, len n*n, row i sends to column j; empty: no
+    communication)."""
 
     hosts: list[int]
     cpu: list[float]
@@ -57,6 +58,8 @@ class PTask:
 
 def _homogeneous(hosts: list[int], cpu: float, com: float) -> PTask:
     n = len(hosts)
+    if not com:  # no communication: SimGrid accepts an empty matrix (cheaper)
+        return PTask(list(hosts), [float(cpu)] * n, [])
     return PTask(
         list(hosts),
         [float(cpu)] * n,
@@ -161,6 +164,8 @@ def merge_ptasks(a: PTask, b: PTask) -> PTask:
         k = len(t.hosts)
         for i, h in enumerate(t.hosts):
             cpu[idx[h]] += t.cpu[i]
+            if not t.com:
+                continue
             for j, g in enumerate(t.hosts):
                 v = t.com[i * k + j]
                 if v:
