@@ -34,6 +34,17 @@ SCHEDULERS: dict[str, tuple[str, dict]] = {
     "conservative": ("schedulers/baseline.py", {"policy": "conservative"}),
     # start every job that fits now, no reservation
     "filler": ("schedulers/baseline.py", {"policy": "filler"}),
+    # burst-buffer policies of Kopanski & Rzadca (Euro-Par 2021); the engine needs
+    # --enable-dynamic-jobs (see docs/burst-buffers.md)
+    "bb-fcfs": ("schedulers/burstbuffer.py", {"policy": "fcfs"}),
+    "bb-fcfs-easy": ("schedulers/burstbuffer.py", {"policy": "fcfs-easy"}),
+    "fcfs-easy": ("schedulers/burstbuffer.py", {"policy": "fcfs-easy"}),
+    "bb-filler": ("schedulers/burstbuffer.py", {"policy": "filler"}),
+    "fcfs-bb": ("schedulers/burstbuffer.py", {"policy": "fcfs-bb"}),
+    "sjf-bb": ("schedulers/burstbuffer.py", {"policy": "sjf-bb"}),
+    "plan-1": ("schedulers/burstbuffer.py", {"policy": "plan-1"}),
+    "plan-2": ("schedulers/burstbuffer.py", {"policy": "plan-2"}),
+    "plan-3": ("schedulers/burstbuffer.py", {"policy": "plan-3"}),
 }
 
 

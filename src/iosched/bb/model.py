@@ -1,0 +1,300 @@
+"""The I/O-aware job model: one workload job -> Batsim profiles and a dynamic job.
+
+Source: Kopanski & Rzadca, Euro-Par 2021 (arXiv 2109.00082), Section 5.1
+("IO-Aware" simulation model), and the artifact
+``jankopanski/Burst-Buffer-Scheduling`` (``burstbuffer/io_aware.py``,
+``scheduler_options.json``).
+
+A job requests ``nodes`` compute nodes and ``bb`` bytes of burst buffer *per
+compute node*; each compute node ``i`` is given a burst-buffer (storage) node
+``s(i)`` where its ``bb`` bytes are held for the job's whole life. The job
+runs, in order:
+
+1. **stage-in**: ``bb`` bytes per compute node, PFS -> ``s(i)``;
+2. **compute phase 1**: ``flops / P`` flops on every compute node plus the
+   job's MPI-like traffic (``com`` bytes for every ordered pair of its compute
+   nodes), where ``P = min(max(round(flops / 3600 Gflop), 1), 10)``
+   (artifact: ``target_compute_phase_size`` 3600, ``max_num_compute_phases``
+   10);
+3. for ``k = 2..P``: **checkpoint** -- ``0.5 * bb`` bytes per compute node,
+   node ``i`` -> ``s(i)``, no computation (compute is suspended) -- then
+   **compute phase k** *merged with the drain* of that checkpoint
+   (``s(i)`` -> PFS, the same bytes): the drain overlaps the compute phase;
+4. **stage-out**: ``bb`` bytes per compute node, ``s(i)`` -> PFS.
+
+As in the artifact, checkpoints sit *between* compute phases (``P - 1`` of
+them), so no drain is left pending at stage-out.
+
+Batsim encoding (standard Batsim 4.2.x features only, run the engine with
+``--enable-dynamic-jobs``): when the scheduler starts workload job ``w0!J`` it
+registers (REGISTER_PROFILE) in the dynamic workload ``bb`` the ``parallel``
+profiles ``J:si``, ``J:c``, ``J:k``, ``J:cd``, ``J:so`` and the ``composed``
+profile ``J`` = ``[J:si, J:c, (J:k, J:cd) * (P-1), J:so]``, registers
+(REGISTER_JOB) the job ``bb!J`` with that profile, ``res`` = the number of
+hosts it uses (its compute nodes, the storage nodes holding its burst
+buffers, the PFS) and ``walltime`` = J's walltime, executes it (EXECUTE_JOB,
+``alloc`` = those hosts, executors in increasing resource id, no mapping),
+and rejects ``w0!J`` (REJECT_JOB), which is how the artifact retires the
+static job. Every transfer is a flow of a SimGrid parallel task, so
+contention on the PFS link, the storage nodes' links and the dragonfly is
+simulated by SimGrid. Storage resources are shared between jobs
+(``allow_storage_sharing`` is true in Batsim). The walltime of ``bb!J``
+bounds the whole life of the job: Batsim kills it at its walltime and the
+scheduler frees its nodes and burst buffers on JOB_COMPLETED.
+
+Within one SimGrid parallel task (``ptask_L07``) all flows and computations
+progress at one common rate, so an overlapped compute phase ends when both
+its computation and its drain are done; the artifact ran the drain as
+separate data-staging jobs instead (stated in ``docs/burst-buffers.md``).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from procset import ProcSet
+
+from iosched.errors import InputError
+
+__all__ = [
+    "MB", "GB", "KIB", "CPU_SPEED", "TARGET_PHASE_FLOPS", "MAX_COMPUTE_PHASES",
+    "CHECKPOINT_FACTOR", "DYN_WORKLOAD", "JobRequest", "RunSpec", "num_compute_phases",
+    "job_request", "build_run", "bb_held", "run_job_id", "static_id_of", "merge_job_rows",
+]
+
+MB = 10 ** 6
+GB = 10 ** 9
+KIB = 1024
+#: Compute node speed (flops/s) of dragonfly96 (artifact ``platforms/dragonfly96.yaml``).
+CPU_SPEED = 1e9
+#: Target size of one compute phase (flops per node): artifact
+#: ``target_compute_phase_size`` = 3600 Gflop (one hour at 1 Gflop/s).
+TARGET_PHASE_FLOPS = 3600e9
+#: Maximum number of compute phases (artifact ``max_num_compute_phases``).
+MAX_COMPUTE_PHASES = 10
+#: Checkpoint size / burst-buffer request (artifact ``_checkpoint_phase_factor``).
+CHECKPOINT_FACTOR = 0.5
+#: Name of the dynamic workload that holds the registered jobs and profiles.
+DYN_WORKLOAD = "bb"
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """What the model needs of a workload job (extra job fields of the JSON).
+
+    ``nodes`` (int), ``bb`` (bytes per compute node, > 0), ``flops`` (flops per
+    compute node over the whole job, >= 0), ``com`` (bytes per ordered pair of
+    compute nodes per compute phase, >= 0), ``walltime`` (s, or ``inf``).
+    """
+
+    nodes: int
+    bb: float
+    flops: float
+    com: float
+    walltime: float
+
+
+def job_request(job_json: Mapping) -> JobRequest:
+    """Read the model fields of a Batsim job object.
+
+    :param job_json: the job dict as Batsim forwards it (``res``, ``walltime``
+        and the extra fields ``bb``, ``flops``, ``com`` written by
+        :mod:`iosched.bb.workload`).
+    :raises InputError: a field is missing, not a number, or out of range.
+    """
+    try:
+        nodes = job_json["res"]
+        bb = float(job_json["bb"])
+        flops = float(job_json.get("flops", 0.0))
+        com = float(job_json.get("com", 0.0))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"job {job_json.get('id')}: burst-buffer fields missing or invalid ({exc})") from None
+    if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
+        raise InputError(f"job {job_json.get('id')}: res={nodes!r} is not a positive integer")
+    if not (bb > 0 and math.isfinite(bb)) or flops < 0 or com < 0 or not math.isfinite(flops + com):
+        raise InputError(f"job {job_json.get('id')}: bb must be > 0, flops and com >= 0 (finite)")
+    wt = job_json.get("walltime", -1)
+    try:
+        wt = float(wt)
+    except (TypeError, ValueError):
+        wt = -1.0
+    return JobRequest(nodes, bb, flops, com, wt if wt > 0 and math.isfinite(wt) else math.inf)
+
+
+def num_compute_phases(flops: float, target: float = TARGET_PHASE_FLOPS,
+                       max_phases: int = MAX_COMPUTE_PHASES) -> int:
+    """Number of compute phases ``min(max(round(flops / target), 1), max_phases)``.
+
+    :param flops: flops per compute node over the whole job.
+    :returns: an int in ``[1, max_phases]`` (artifact ``io_aware.py``,
+        ``on_job_submission``; Python's round-half-even, as there).
+    """
+    return min(max(int(round(flops / target)), 1), int(max_phases))
+
+
+@dataclass
+class RunSpec:
+    """The Batsim side of one started job.
+
+    ``job_id`` (``bb!J``), ``profile`` (name of the composed profile),
+    ``profiles`` (name -> Batsim profile dict, to REGISTER_PROFILE in
+    :data:`DYN_WORKLOAD`), ``alloc`` (ProcSet: compute nodes, burst-buffer
+    nodes, PFS), ``res`` (int, ``len(alloc)``), ``walltime`` (s or -1),
+    ``sequence`` (the composed profile's step names, in order), ``phases``
+    (number of compute phases), ``bb_per_storage`` (storage id -> bytes held).
+    """
+
+    job_id: str
+    profile: str
+    profiles: dict
+    alloc: ProcSet
+    res: int
+    walltime: float
+    sequence: list
+    phases: int
+    bb_per_storage: dict
+
+
+def run_job_id(static_id: str) -> str:
+    """``"w0!12"`` -> ``"bb!12"`` (the dynamic job that runs a workload job)."""
+    return f"{DYN_WORKLOAD}!{static_id.split('!', 1)[1]}"
+
+
+def static_id_of(run_id: str, workload: str = "w0") -> str:
+    """``"bb!12"`` -> ``"w0!12"`` (inverse of :func:`run_job_id`)."""
+    return f"{workload}!{run_id.split('!', 1)[1]}"
+
+
+def bb_held(bb_of: Mapping[int, int], bb: float) -> dict:
+    """Bytes held per storage node: ``{storage id: count(nodes on it) * bb}``."""
+    out: dict = {}
+    for s in bb_of.values():
+        out[s] = out.get(s, 0.0) + float(bb)
+    return dict(sorted(out.items()))
+
+
+def build_run(static_id: str, req: JobRequest, compute: Sequence[int], bb_of: Mapping[int, int],
+              pfs: int, *, target: float = TARGET_PHASE_FLOPS, max_phases: int = MAX_COMPUTE_PHASES,
+              checkpoint_factor: float = CHECKPOINT_FACTOR) -> RunSpec:
+    """Build the profiles and the dynamic job that run ``static_id``.
+
+    :param static_id: the workload job id (``"w0!12"``).
+    :param req: its :class:`JobRequest`.
+    :param compute: its ``req.nodes`` compute resource ids (distinct).
+    :param bb_of: compute id -> storage id holding that node's burst buffer.
+    :param pfs: resource id of the PFS (a storage resource).
+    :returns: a :class:`RunSpec`. Matrices are dense ``m x m`` (``m`` =
+        ``res``), executors in increasing resource id.
+    :raises InputError: wrong number of compute nodes, a node without burst
+        buffer, or the PFS among the burst-buffer nodes / compute nodes.
+    """
+    compute = sorted(int(c) for c in compute)
+    if len(set(compute)) != req.nodes or len(compute) != req.nodes:
+        raise InputError(f"{static_id}: {len(set(compute))} distinct compute nodes given, {req.nodes} requested")
+    if set(bb_of) != set(compute):
+        raise InputError(f"{static_id}: every compute node needs exactly one burst-buffer node")
+    storages = sorted(set(int(s) for s in bb_of.values()))
+    if pfs in storages or pfs in compute or set(storages) & set(compute):
+        raise InputError(f"{static_id}: the PFS, burst-buffer and compute nodes must be distinct")
+    hosts = sorted(compute + storages + [pfs])
+    idx = {h: i for i, h in enumerate(hosts)}
+    m = len(hosts)
+    held = bb_held(bb_of, req.bb)
+    ckpt = float(int(checkpoint_factor * req.bb))  # artifact: int(0.5 * bb)
+    phases = num_compute_phases(req.flops, target, max_phases)
+    p = idx[pfs]
+
+    def empty():
+        return [0.0] * m, [0.0] * (m * m)
+
+    # stage-in: PFS -> each storage node, the bytes it holds for the job
+    cpu, com = empty()
+    for s, b in held.items():
+        com[p * m + idx[s]] = b
+    stage_in = {"type": "parallel", "cpu": cpu, "com": com}
+    # compute phase (MPI-like traffic between the job's compute nodes)
+    cpu, com = empty()
+    for c in compute:
+        cpu[idx[c]] = req.flops / phases
+        if req.com > 0:
+            for d in compute:
+                if d != c:
+                    com[idx[c] * m + idx[d]] = req.com
+    compute_only = {"type": "parallel", "cpu": cpu, "com": com}
+    # compute phase + drain of the previous checkpoint (storage -> PFS)
+    cpu2, com2 = list(cpu), list(com)
+    for s, b in held.items():
+        com2[idx[s] * m + p] = ckpt * (b / req.bb)
+    compute_drain = {"type": "parallel", "cpu": cpu2, "com": com2}
+    # checkpoint: each compute node -> its burst-buffer node
+    cpu, com = empty()
+    for c in compute:
+        com[idx[c] * m + idx[bb_of[c]]] = ckpt
+    checkpoint = {"type": "parallel", "cpu": cpu, "com": com}
+    # stage-out: each storage node -> PFS
+    cpu, com = empty()
+    for s, b in held.items():
+        com[idx[s] * m + p] = b
+    stage_out = {"type": "parallel", "cpu": cpu, "com": com}
+
+    local = static_id.split("!", 1)[1]
+    names = {k: f"{local}:{k}" for k in ("si", "c", "k", "cd", "so")}
+    seq = [names["si"], names["c"]]
+    for _ in range(phases - 1):
+        seq += [names["k"], names["cd"]]
+    seq.append(names["so"])
+    profiles = {names["si"]: stage_in, names["c"]: compute_only, names["so"]: stage_out}
+    if phases > 1:
+        profiles[names["k"]] = checkpoint
+        profiles[names["cd"]] = compute_drain
+    profiles[local] = {"type": "composed", "repeat": 1, "seq": seq}
+    wt = req.walltime if math.isfinite(req.walltime) else -1
+    return RunSpec(run_job_id(static_id), local, profiles, ProcSet(*hosts), m, wt, seq, phases, held)
+
+
+def merge_job_rows(rows, workload: str = "w0") -> list:
+    """Per-workload-job records from a Batsim ``_jobs.csv``.
+
+    The workload job ``w0!J`` is REJECTED when its run ``bb!J`` starts; its
+    submission time comes from the first, its start, finish and final state
+    from the second. Jobs rejected as impossible have no run.
+
+    :param rows: an iterable of dicts (``csv.DictReader`` rows) or the path
+        of a ``_jobs.csv`` file.
+    :returns: list of dicts ``job_id`` (str, local id), ``submission_time``,
+        ``starting_time``, ``finish_time``, ``waiting_time``,
+        ``turnaround_time`` (s, float or None), ``final_state`` (str),
+        ``requested_time`` (s), ``nodes`` (int), sorted by local id (numeric
+        when possible).
+    """
+    if isinstance(rows, (str, bytes)) or hasattr(rows, "__fspath__"):
+        with open(rows, newline="") as f:
+            rows = list(csv.DictReader(f))
+    static, runs = {}, {}
+    for r in rows:
+        if r["workload_name"] == workload:
+            static[r["job_id"]] = r
+        elif r["workload_name"] == DYN_WORKLOAD:
+            runs[r["job_id"]] = r
+    out = []
+    for jid, r in static.items():
+        run = runs.get(jid)
+        sub = float(r["submission_time"])
+        rec = {"job_id": jid, "submission_time": sub, "requested_time": float(r["requested_time"]),
+               "nodes": int(r["requested_number_of_resources"]), "starting_time": None,
+               "finish_time": None, "waiting_time": None, "turnaround_time": None,
+               "final_state": "REJECTED"}
+        if run is not None and run.get("starting_time"):
+            st, fi = float(run["starting_time"]), float(run["finish_time"])
+            rec.update(starting_time=st, finish_time=fi, waiting_time=st - sub,
+                       turnaround_time=fi - sub, final_state=run["final_state"])
+        out.append(rec)
+
+    def key(rec):
+        j = rec["job_id"]
+        return (0, int(j), "") if j.isdigit() else (1, 0, j)
+
+    return sorted(out, key=key)

@@ -1,0 +1,259 @@
+"""Compute-node and burst-buffer choice, and window queries on a profile.
+
+Source: the artifact ``jankopanski/Burst-Buffer-Scheduling``,
+``burstbuffer/alloc_only.py`` (``_create_ordered_compute_resource_ids``,
+``_create_burst_buffer_proximity``, ``_find_sufficient_burst_buffers``,
+``_create_resource_filter``).
+
+* **Compute nodes**: the artifact takes compute nodes that are consecutive
+  in the dragonfly's node order (``node_0 .. node_107``, cyclic), so a job
+  sits in as few chassis/groups as possible. Here: the first cyclic run of
+  ``n`` consecutive free nodes in that order; if there is none (fragmented
+  machine) the first ``n`` free nodes in that order (the artifact would not
+  start the job then -- we do, which never delays it).
+* **Burst buffers**: each compute node gets one storage node holding its
+  ``bb`` bytes, chosen by proximity tier -- the burst-buffer node of its own
+  chassis, then one of its group, then any other (artifact). Within a tier
+  the artifact takes the first node in id order with enough space; we take
+  the one with the most free space (ties: lowest id), which spreads the load
+  over the storage nodes' links.
+* **Feasibility**: since any node may use any storage node, a request of
+  ``n`` nodes x ``bb`` bytes fits iff ``sum_s floor(free_s / bb) >= n``
+  whatever compute nodes are chosen; the greedy tiered choice then always
+  succeeds.
+
+Burst-buffer capacity lives in the availability profile as one pool per
+storage node, named ``bb:<resource id>`` (bytes).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Mapping, Optional
+
+from procset import ProcSet
+
+from iosched.availability import INF, AvailabilityProfile
+
+__all__ = ["Topology", "pool_name", "window", "bb_slots", "choose_nodes", "assign_bb",
+           "place", "earliest_placement", "earliest_nodes"]
+
+_NODE_RE = re.compile(r"^(?:.*?)(\d+)$")
+
+
+def pool_name(storage_id: int) -> str:
+    """Profile pool of a storage node: ``"bb:<id>"``."""
+    return f"bb:{int(storage_id)}"
+
+
+def _index(name: str) -> Optional[int]:
+    m = _NODE_RE.match(name)
+    return int(m.group(1)) if m else None
+
+
+class Topology:
+    """Node order and burst-buffer proximity of a platform.
+
+    :param compute: compute resource id -> host name.
+    :param storage: burst-buffer storage resource id -> host name (the PFS
+        excluded).
+    :param chassis_size: hosts per chassis (dragonfly96: 9 = 3 routers x 3).
+    :param group_size: hosts per group (dragonfly96: 36 = 4 chassis x 9).
+
+    When every host name ends with a number and every burst-buffer node's
+    number is a multiple of ``chassis_size`` (dragonfly96: ``node_0``,
+    ``node_9``...), nodes are ordered by that number and the proximity tiers
+    are (own chassis, own group, others); otherwise by resource id, with a
+    single tier holding every burst-buffer node.
+    """
+
+    def __init__(self, compute: Mapping[int, str], storage: Mapping[int, str],
+                 chassis_size: int = 9, group_size: int = 36):
+        self.compute = ProcSet(*compute) if compute else ProcSet()
+        self.bbs = sorted(int(s) for s in storage)
+        cnum = {c: _index(n) for c, n in compute.items()}
+        snum = {s: _index(n) for s, n in storage.items()}
+        structured = (all(v is not None for v in cnum.values()) and
+                      all(v is not None and v % chassis_size == 0 for v in snum.values()))
+        if structured:
+            self.order = sorted(compute, key=lambda c: (cnum[c], c))
+            by_num = {snum[s]: s for s in storage}
+            self.tiers = {}
+            for c in compute:
+                k = cnum[c]
+                own = (k // chassis_size) * chassis_size
+                g0 = (k // group_size) * group_size
+                t0 = [by_num[own]] if own in by_num else []
+                t1 = [by_num[x] for x in range(g0, g0 + group_size, chassis_size)
+                      if x in by_num and x != own]
+                rest = [s for s in self.bbs if s not in t0 and s not in t1]
+                self.tiers[c] = [t for t in (t0, sorted(t1), rest) if t]
+        else:
+            self.order = sorted(compute)
+            self.tiers = {c: [list(self.bbs)] for c in compute}
+        self.position = {c: i for i, c in enumerate(self.order)}
+
+
+def window(profile: AvailabilityProfile, t: float, duration: float) -> tuple:
+    """Capacity free during the whole of ``[t, t + duration)``.
+
+    :param t: start (s, >= profile.now); ``duration`` in s (>= 0, may be inf;
+        0 means the instant ``t``).
+    :returns: ``(ProcSet free all along, {pool: minimum free amount})``.
+    """
+    end = t + duration
+    res = None
+    pools: dict = {}
+    for a, b, free, fp in profile.segments():
+        overlap = (a < end and b > t) if duration > 0 else (a <= t < b)
+        if not overlap:
+            if a > t and a >= end:
+                break
+            continue
+        res = free if res is None else res & free
+        for k, v in fp.items():
+            pools[k] = min(pools.get(k, v), v)
+    return (res if res is not None else ProcSet()), pools
+
+
+def bb_slots(free_pools: Mapping[str, float], storage: list, bb: float,
+             totals: Optional[Mapping[str, float]] = None) -> dict:
+    """Number of ``bb``-byte burst buffers each storage node can still hold.
+
+    :returns: storage id -> int (a relative tolerance of 1e-9 of the pool
+        total absorbs floating-point sums).
+    """
+    out = {}
+    for s in storage:
+        name = pool_name(s)
+        free = free_pools.get(name, 0.0)
+        tol = 1e-9 * max(1.0, (totals or {}).get(name, free))
+        out[s] = int(math.floor((free + tol) / bb)) if bb > 0 else 10 ** 9
+    return out
+
+
+def choose_nodes(topo: Topology, free: ProcSet, n: int) -> Optional[list]:
+    """``n`` compute nodes among ``free``: the first cyclic run of consecutive
+    free nodes in topology order, else the first ``n`` free ones in that order.
+
+    :returns: a list of resource ids (topology order) or None if ``len(free) < n``.
+    """
+    order = topo.order
+    flags = [c in free for c in order]
+    total = sum(flags)
+    if total < n or n <= 0:
+        return None if n > 0 else []
+    N = len(order)
+    if total == N:
+        return order[:n]
+    # first run start: a free node preceded by a non-free one (cyclic)
+    run = 0
+    # scan twice around the ring to catch runs crossing the end
+    for i in range(2 * N):
+        if flags[i % N]:
+            run += 1
+            if run >= n:
+                start = i - n + 1
+                return [order[(start + k) % N] for k in range(n)]
+        else:
+            run = 0
+    return [c for c, f in zip(order, flags) if f][:n]
+
+
+def assign_bb(topo: Topology, nodes: list, slots: Mapping[int, int]) -> Optional[dict]:
+    """Give each node a storage node by proximity tier (most free slots first).
+
+    :param slots: storage id -> burst buffers it can still hold (not modified).
+    :returns: node -> storage id, or None if the slots do not suffice.
+    """
+    left = dict(slots)
+    if sum(left.values()) < len(nodes):
+        return None
+    out = {}
+    for c in nodes:
+        chosen = None
+        for tier in topo.tiers[c]:
+            best = None
+            for s in tier:
+                if left.get(s, 0) > 0 and (best is None or left[s] > left[best]):
+                    best = s
+            if best is not None:
+                chosen = best
+                break
+        if chosen is None:
+            return None
+        left[chosen] -= 1
+        out[c] = chosen
+    return out
+
+
+def place(topo: Topology, free: ProcSet, free_pools: Mapping[str, float], n: int, bb: float,
+          totals: Optional[Mapping[str, float]] = None, use_bb: bool = True) -> Optional[tuple]:
+    """Compute nodes and burst buffers for ``n`` nodes x ``bb`` bytes.
+
+    :returns: ``(nodes ProcSet, {node: storage id})`` or None. With
+        ``use_bb=False`` burst buffers are ignored (the mapping is empty).
+    """
+    if len(free) < n:
+        return None
+    if use_bb:
+        slots = bb_slots(free_pools, topo.bbs, bb, totals)
+        if sum(slots.values()) < n:
+            return None
+    nodes = choose_nodes(topo, free, n)
+    if nodes is None:
+        return None
+    if not use_bb:
+        return ProcSet(*nodes), {}
+    bb_of = assign_bb(topo, nodes, slots)
+    if bb_of is None:
+        return None
+    return ProcSet(*nodes), bb_of
+
+
+def _candidate_times(profile: AvailabilityProfile, after: float) -> list:
+    return [a for a, _b, _f, _p in profile.segments() if a >= after] or [after]
+
+
+def earliest_placement(profile: AvailabilityProfile, topo: Topology, n: int, bb: float,
+                       duration: float, after: Optional[float] = None) -> tuple:
+    """Earliest start at which ``n`` nodes and their burst buffers are free
+    during ``[t, t + duration)``.
+
+    Candidate times are ``after`` and the profile's breakpoints after it
+    (capacity only increases there).
+
+    :returns: ``(t, nodes ProcSet, {node: storage id})``, or ``(inf, None,
+        None)`` if the request never fits.
+    """
+    after = profile.now if after is None else max(after, profile.now)
+    totals = profile.pool_totals
+    times = _candidate_times(profile, after)
+    if times[0] > after:
+        times.insert(0, after)
+    for t in times:
+        free, pools = window(profile, t, duration)
+        got = place(topo, free, pools, n, bb, totals)
+        if got is not None:
+            return t, got[0], got[1]
+    return INF, None, None
+
+
+def earliest_nodes(profile: AvailabilityProfile, topo: Topology, n: int, duration: float,
+                   after: Optional[float] = None) -> tuple:
+    """Like :func:`earliest_placement` for compute nodes only (burst buffers
+    ignored: the reservation of ``fcfs-easy``).
+
+    :returns: ``(t, nodes ProcSet)`` or ``(inf, None)``.
+    """
+    after = profile.now if after is None else max(after, profile.now)
+    times = _candidate_times(profile, after)
+    if times[0] > after:
+        times.insert(0, after)
+    for t in times:
+        free, _ = window(profile, t, duration)
+        nodes = choose_nodes(topo, free, n)
+        if nodes is not None:
+            return t, ProcSet(*nodes)
+    return INF, None

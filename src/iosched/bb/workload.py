@@ -1,0 +1,230 @@
+"""KTH-SP2 -> Batsim JSON with burst-buffer requests (the paper's workload).
+
+Source: Kopanski & Rzadca, Euro-Par 2021, Section 5.1; artifact
+``scripts/generate_swf_workload.py``, ``burstbuffer/model.py``
+(``generate_burst_buffer_lognorm``, ``burst_buffer_distribution``),
+``workloads/swf.yaml`` and ``workloads/KTH-split/io-aware/part-*.yaml``,
+``platforms/dragonfly96.yaml``.
+
+Per SWF job (``requested_processors`` = ``n``, ``run_time``, ``requested_time``):
+
+* **burst buffer per processor** (bytes): ``max(X * 1024, 100 MB)`` with ``X``
+  (KiB) drawn from the shifted log-normal of the artifact
+  (``scipy.stats.lognorm(s=1.0972516604048774, loc=-150361.59523836235,
+  scale=2714115.5724594607)``, i.e. ``X = loc + scale * exp(s * Z)``, ``Z``
+  standard normal), rounded to an integer; the job total ``n * bb`` is capped
+  at the machine's total capacity and ``bb`` is then
+  ``round(total / n)``;
+* **very short jobs** (``requested_time <= 120`` s): ``bb`` = 10 MB per
+  processor and no I/O correction of the computation;
+* **compute vs I/O time**: ``flops = speed * max(run_time - F * bb / B,
+  0.05 * run_time)`` with ``speed`` = 1 Gflop/s, ``B`` = 125 MB/s
+  (``platforms/dragonfly96.yaml`` ``bandwidth``) and ``F`` = 40
+  (``multiply_factor_runtime`` of the artifact's README configuration and of
+  its split parts), rounded to an integer number of flops: the computation is
+  shortened to leave room for the I/O phases without changing the walltime;
+* **communication** (bytes per ordered pair of nodes, per compute phase):
+  0 for one node, else ``round(N(0.1 GB, 0.02 GB))`` (``swf.yaml``:
+  ``expected_communication_per_node`` 0.1 GB, ``stddev`` 20 %), floored at 0;
+* **times**: ``subtime = submit_time - (first submit_time - 1)`` (the
+  artifact's offset); ``walltime = requested_time`` (artifact); jobs with no
+  run time, no processors or no requested time are dropped (as
+  :func:`iosched.workloads.convert.swf_to_batsim` does for the first two).
+
+The random draws use ``numpy.random.Generator(PCG64(seed))``, in job order:
+for every job, one normal for the burst buffer (also drawn, and unused, for
+short jobs, so that a job's draw does not depend on the previous jobs' kinds)
+and one for the communication. Same SWF + seed -> byte-identical JSON.
+
+Each Batsim job carries the extra fields ``bb`` (bytes per node), ``flops``
+(flops per node) and ``com`` (bytes per pair), read by the scheduler; its
+profile is the artifact's ``parallel_homogeneous`` (``cpu``, ``com``, ``bb``),
+which is never executed as such (see :mod:`iosched.bb.model`).
+
+Capacity (:func:`expected_capacity_per_storage`): the expected request of a
+fully busy machine -- 96 compute nodes x ``E[max(X * 1024, 100 MB)]`` = 96 x
+4.921 GB -- divided among the 12 burst-buffer nodes: **39.37 GB** per storage
+node (the artifact rounds it to 40 GB).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from iosched.bb.model import CPU_SPEED, GB, KIB, MB
+from iosched.errors import InputError
+from iosched.workloads.swf import read_swf
+
+__all__ = ["LOGNORM_S", "LOGNORM_LOC", "LOGNORM_SCALE", "BB_MIN", "SHORT_JOB", "SHORT_BB",
+           "RUNTIME_FACTOR", "IO_BANDWIDTH", "COM_MEAN", "COM_STD", "NB_COMPUTE", "NB_STORAGE",
+           "expected_bb_per_node", "expected_capacity_per_storage", "generate", "first_jobs",
+           "three_week_parts", "write_workload", "PART_SECONDS"]
+
+LOGNORM_S = 1.0972516604048774
+LOGNORM_LOC = -150361.59523836235     # KiB
+LOGNORM_SCALE = 2714115.5724594607    # KiB
+BB_MIN = 100 * MB                     # lower bound per processor
+SHORT_JOB = 120.0                     # s: requested time at most this -> short job
+SHORT_BB = 10 * MB
+RUNTIME_FACTOR = 40.0
+IO_BANDWIDTH = 125 * MB               # bytes/s
+COM_MEAN = 0.1 * GB
+COM_STD = 0.2 * COM_MEAN
+NB_COMPUTE = 96
+NB_STORAGE = 12
+#: Length of one part of :func:`three_week_parts` (s).
+PART_SECONDS = 21 * 24 * 3600
+
+
+def _phi(x):
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+def expected_bb_per_node() -> float:
+    """``E[max(X * 1024, BB_MIN)]`` in bytes (closed form of the shifted
+    log-normal truncated from below; about 4.921e9)."""
+    m = BB_MIN / KIB                      # threshold in KiB
+    w0 = m - LOGNORM_LOC                  # scale * exp(s Z) >= w0
+    z0 = math.log(w0 / LOGNORM_SCALE) / LOGNORM_S
+    p_low = _phi(z0)
+    upper = LOGNORM_LOC * (1 - p_low) + LOGNORM_SCALE * math.exp(LOGNORM_S ** 2 / 2) * _phi(LOGNORM_S - z0)
+    return (m * p_low + upper) * KIB
+
+
+def expected_capacity_per_storage(nb_compute: int = NB_COMPUTE, nb_storage: int = NB_STORAGE) -> float:
+    """Burst-buffer bytes per storage node: ``nb_compute * E[bb] / nb_storage``."""
+    return nb_compute * expected_bb_per_node() / nb_storage
+
+
+def generate(swf_path, *, seed: int = 0, nb_res: int = NB_COMPUTE, first: Optional[int] = None,
+             capacity_per_storage: Optional[float] = None, nb_storage: int = NB_STORAGE,
+             runtime_factor: float = RUNTIME_FACTOR, name: Optional[str] = None) -> dict:
+    """Batsim workload (dict) of an SWF log with burst-buffer requests.
+
+    :param swf_path: SWF file (KTH-SP2-1996-2.1-cln.swf).
+    :param seed: random seed (int).
+    :param nb_res: the workload's ``nb_res`` (compute nodes).
+    :param first: keep only the first ``first`` kept jobs (None: all).
+    :param capacity_per_storage: bytes per storage node (default
+        :func:`expected_capacity_per_storage`), used for the total cap.
+    :returns: ``{"description", "nb_res", "seed", "jobs", "profiles"}``; job
+        ids are the SWF job numbers; ``dropped`` counts the dropped jobs.
+    :raises InputError: unreadable SWF, bad arguments.
+    """
+    if first is not None and (not isinstance(first, int) or first < 1):
+        raise InputError(f"first must be a positive integer, got {first!r}")
+    log = read_swf(swf_path)
+    df = log.jobs
+    cap = expected_capacity_per_storage(nb_res, nb_storage) if capacity_per_storage is None \
+        else float(capacity_per_storage)
+    total_cap = cap * nb_storage
+    rng = np.random.Generator(np.random.PCG64(int(seed)))
+    jobs, profiles = [], {}
+    dropped = 0
+    offset = None
+    cols = [df[c].to_numpy() for c in ("job_number", "submit_time", "run_time",
+                                       "requested_processors", "requested_time")]
+    for num, sub, run, procs, req in zip(*cols):
+        if first is not None and len(jobs) >= first:
+            break
+        bad = (_na(procs) or _na(run) or _na(req) or _na(sub)
+               or int(procs) <= 0 or float(run) <= 0 or float(req) <= 0)
+        if bad:
+            dropped += 1
+            continue
+        n, run, req, sub = int(procs), float(run), float(req), float(sub)
+        z_bb, z_com = rng.standard_normal(2)
+        if offset is None:
+            offset = sub - 1
+        if req <= SHORT_JOB:
+            bb = SHORT_BB
+            flops = round(run * CPU_SPEED)
+        else:
+            x_kib = LOGNORM_LOC + LOGNORM_SCALE * math.exp(LOGNORM_S * float(z_bb))
+            per = round(max(x_kib * KIB, BB_MIN))
+            total = min(per * n, total_cap)
+            bb = round(total / n)
+            flops = round(CPU_SPEED * max(run - runtime_factor * bb / IO_BANDWIDTH, run * 0.05))
+        com = 0 if n == 1 else max(0, round(COM_MEAN + COM_STD * float(z_com)))
+        jid = int(num)
+        pid = str(jid)
+        jobs.append({"id": jid, "subtime": _num(sub - offset), "walltime": _num(req), "res": n,
+                     "profile": pid, "bb": int(bb), "flops": int(flops), "com": int(com)})
+        profiles[pid] = {"type": "parallel_homogeneous", "cpu": int(flops), "com": int(com), "bb": int(bb)}
+    src = Path(swf_path).name
+    desc = name or f"{src} with burst-buffer requests (iosched.bb.workload, seed {seed})"
+    return {"description": desc, "nb_res": int(nb_res), "seed": int(seed),
+            "bb_capacity_per_storage": cap, "dropped": dropped, "jobs": jobs, "profiles": profiles}
+
+
+def _na(v) -> bool:
+    try:
+        return v is None or bool(np.isnan(float(v)))
+    except (TypeError, ValueError):
+        return True
+
+
+def _num(x: float):
+    return int(x) if float(x).is_integer() else float(x)
+
+
+def first_jobs(workload: dict, count: int = 1000) -> dict:
+    """The first ``count`` jobs of a generated workload (same draws as in the
+    full one: the seed sequence is per job in log order)."""
+    jobs = workload["jobs"][:count]
+    keep = {j["profile"] for j in jobs}
+    out = dict(workload)
+    out["jobs"] = jobs
+    out["profiles"] = {k: v for k, v in workload["profiles"].items() if k in keep}
+    out["description"] = f"{workload['description']}, first {len(jobs)} jobs"
+    return out
+
+
+def three_week_parts(workload: dict, nb_parts: int = 16, length: float = PART_SECONDS) -> list:
+    """Split into ``nb_parts`` non-overlapping parts of ``length`` s of
+    submission time (the 16 three-week parts of the paper's Figures 11-12).
+
+    Part ``k`` holds the jobs submitted in ``[k * length, (k + 1) * length)``
+    of the generated submission times; each part's submission times are
+    shifted so that its first job is submitted at 1 s (as the artifact's
+    generator does for every part). Jobs after the last part are left out.
+
+    :returns: a list of ``nb_parts`` workloads (dicts).
+    """
+    parts = []
+    for k in range(nb_parts):
+        lo, hi = k * length, (k + 1) * length
+        jobs = [dict(j) for j in workload["jobs"] if lo <= j["subtime"] < hi]
+        if jobs:
+            off = jobs[0]["subtime"] - 1
+            for j in jobs:
+                j["subtime"] = _num(j["subtime"] - off)
+        keep = {j["profile"] for j in jobs}
+        p = dict(workload)
+        p["jobs"] = jobs
+        p["profiles"] = {kk: v for kk, v in workload["profiles"].items() if kk in keep}
+        p["description"] = f"{workload['description']}, part {k} [{lo:.0f}, {hi:.0f}) s"
+        parts.append(p)
+    return parts
+
+
+def write_workload(workload: dict, path) -> None:
+    """Write a workload as JSON (sorted keys, 1 job per line: deterministic)."""
+    head = {k: v for k, v in workload.items() if k not in ("jobs", "profiles")}
+    lines = ["{"]
+    for k in sorted(head):
+        lines.append(f"  {json.dumps(k)}: {json.dumps(head[k])},")
+    lines.append('  "jobs": [')
+    lines.append(",\n".join("    " + json.dumps(j, sort_keys=True) for j in workload["jobs"]))
+    lines.append("  ],")
+    lines.append('  "profiles": {')
+    lines.append(",\n".join(f"    {json.dumps(k)}: {json.dumps(v, sort_keys=True)}"
+                            for k, v in workload["profiles"].items()))
+    lines.append("  }")
+    lines.append("}")
+    Path(path).write_text("\n".join(lines) + "\n")

@@ -1,0 +1,192 @@
+"""Burst-buffer policies on the embedded engine (schedulers/burstbuffer.py).
+
+The example reproduces the situation of Kopanski & Rzadca (Euro-Par 2021),
+Section 3.1: 4 compute nodes, 10 TB of burst buffer, 8 jobs, estimates equal
+to the runtimes (up to a 1 s / 30 s slack, see ``JOBS``), scheduler called at
+least every minute. The job table is our own (the paper's could not be
+consulted); it is built to show the paper's two facts: under ``fcfs-easy``
+job 3 (blocked by job 1's burst buffer) holds a node-only reservation "now"
+and blocks the machine until job 1 completes; under ``fcfs-bb`` job 3's
+reservation is at job 1's end, job 4 starts at time 2 and jobs 5-7 backfill
+at time 4 (a fourth one cannot: job 1 holds the fourth node).
+
+Every run is also checked on the engine's own output (``_jobs.csv`` times
+and the transcript's registered stage-in profiles): at no instant do the
+burst buffers held on a storage node exceed its capacity.
+"""
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from iosched.bb import model
+from iosched.platforms import cluster_xml
+from iosched.runner import run_simulation
+from iosched.sched.registry import REPO_ROOT, resolve
+
+SCHED = REPO_ROOT / "schedulers" / "burstbuffer.py"
+MIN = 60.0
+TB = 1e9   # the example's "TB", scaled down so that the I/O takes ~ms (TCP-gamma bound)
+CAP = 10 * TB
+# id, submit (min), nodes, total BB (TB), runtime (min), walltime slack (s)
+JOBS = [
+    (1, 0, 1, 8.0, 6, 30),
+    (2, 0, 3, 1.0, 2, 1),
+    (3, 0, 3, 4.0, 2, 1),
+    (4, 1, 3, 0.5, 2, 1),
+    (5, 3, 1, 0.5, 2, 1),
+    (6, 3, 1, 0.5, 2, 1),
+    (7, 3, 1, 0.5, 2, 1),
+    (8, 3, 1, 0.5, 4, 1),
+]
+
+
+def example_workload():
+    jobs = []
+    for jid, sub, n, bb_tb, run_min, slack in JOBS:
+        jobs.append({"id": jid, "subtime": sub * MIN, "res": n, "walltime": run_min * MIN + slack,
+                     "profile": str(jid), "bb": bb_tb * TB / n, "flops": run_min * MIN * 1e9, "com": 0})
+    return {"nb_res": 4, "jobs": jobs,
+            "profiles": {str(j["id"]): {"type": "delay", "delay": 1} for j in jobs}}
+
+
+def run(tmp: Path, policy, workload, nb_nodes=5, storage="node_4", cap=CAP, **opts):
+    """Run one policy; returns (rows of _jobs.csv, transcript messages)."""
+    plat = tmp / "platform.xml"
+    # links fast enough that the I/O of TB-sized burst buffers takes ~ms
+    plat.write_text(cluster_xml(nb_nodes, bw=1e15, bb_bw=1e15, lat="1us", bb_lat="1us",
+                                pfs={"bw": 1e15, "lat": "1us"}))
+    wl = tmp / "w.json"
+    wl.write_text(json.dumps(workload))
+    out = tmp / policy
+    options = {"policy": policy, "bb_capacity": cap, **opts}
+    run_simulation(plat, wl, SCHED, out, options=options, timeout=120,
+                   engine_args=["-r", f"{storage}:storage", "--enable-dynamic-jobs",
+                                "--transcript", str(tmp / f"{policy}.jsonl")])
+    with open(out / "out_jobs.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    msgs = [json.loads(line) for line in open(tmp / f"{policy}.jsonl")]
+    return rows, msgs
+
+
+def starts(rows):
+    return {r["job_id"]: float(r["starting_time"]) for r in rows
+            if r["workload_name"] == model.DYN_WORKLOAD}
+
+
+def max_bb_usage(rows, msgs):
+    """Max over time of bytes held per storage id, from the engine's output:
+    bytes staged in (PFS -> storage) by each run's registered profile, held
+    over the run's [start, finish] of _jobs.csv."""
+    stage_in = {}
+    for m in msgs:
+        if m["dir"] != "sched->engine":
+            continue
+        for ev in m["msg"]["events"]:
+            if ev["type"] == "REGISTER_PROFILE" and ev["data"]["profile_name"].endswith(":si"):
+                stage_in[ev["data"]["profile_name"][:-3]] = ev["data"]["profile"]
+    events = []
+    for r in rows:
+        if r["workload_name"] != model.DYN_WORKLOAD or not r["starting_time"]:
+            continue
+        hosts = sorted(int(x) for part in r["allocated_resources"].split()
+                       for x in (range(int(part.split("-")[0]), int(part.split("-")[-1]) + 1)))
+        prof = stage_in[r["job_id"]]
+        m = len(hosts)
+        for i in range(m):
+            for j in range(m):
+                b = prof["com"][i * m + j]
+                if b:
+                    events.append((float(r["starting_time"]), 1, hosts[j], b))
+                    events.append((float(r["finish_time"]), 0, hosts[j], -b))
+    held, peak = {}, {}
+    for _t, _k, s, b in sorted(events):   # releases (k=0) before acquisitions at equal times
+        held[s] = held.get(s, 0.0) + b
+        peak[s] = max(peak.get(s, 0.0), held[s])
+    return peak
+
+
+@pytest.fixture(scope="module")
+def example_runs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("bb31")
+    return {p: run(tmp, p, example_workload(), period=60)
+            for p in ("fcfs-easy", "fcfs-bb", "plan-2", "filler", "fcfs", "sjf-bb")}
+
+
+def test_fcfs_easy_job3_blocks_until_job1_completes(example_runs):
+    rows, msgs = example_runs["fcfs-easy"]
+    s = starts(rows)
+    end1 = next(float(r["finish_time"]) for r in rows if r["workload_name"] == "bb" and r["job_id"] == "1")
+    assert abs(end1 - 6 * MIN) < 1
+    assert abs(s["3"] - end1) < 1                     # job 3 starts when job 1 completes
+    # between job 2's end (nodes free for job 3) and job 1's end nothing starts
+    assert not [j for j, t in s.items() if 2 * MIN + 1 < t < end1 - 1e-6]
+    assert s["4"] > s["3"] and min(s[k] for k in "5678") >= s["3"] - 1e-6
+
+
+def test_fcfs_bb_backfills_around_the_bb_reservation(example_runs):
+    rows, msgs = example_runs["fcfs-bb"]
+    s = starts(rows)
+    assert abs(s["4"] - 2 * MIN) < 1                  # job 4 starts at time 2
+    for k in "567":
+        assert abs(s[k] - 4 * MIN) < 1                # jobs 5-7 backfill at time 4
+    assert abs(s["3"] - 6 * MIN) < 2                  # job 3 at job 1's end, not delayed
+    assert abs(s["8"] - 6 * MIN) < 2                  # job 8 on job 1's node, beside job 3
+    # fcfs-bb is better here than fcfs-easy
+    easy = starts(example_runs["fcfs-easy"][0])
+    mean = lambda d: sum(d.values()) / len(d)
+    assert mean(s) < mean(easy)
+
+
+def test_every_job_runs_and_bb_never_overcommitted(example_runs):
+    for policy, (rows, msgs) in example_runs.items():
+        runs = [r for r in rows if r["workload_name"] == "bb"]
+        assert len(runs) == 8, policy
+        assert all(r["final_state"] == "COMPLETED_SUCCESSFULLY" for r in runs), policy
+        peak = max_bb_usage(rows, msgs)
+        assert peak and max(peak.values()) <= CAP * (1 + 1e-9), (policy, peak)
+        merged = model.merge_job_rows(rows)
+        assert [m["job_id"] for m in merged] == [str(j[0]) for j in JOBS]
+        assert all(m["waiting_time"] is not None and m["waiting_time"] >= 0 for m in merged)
+
+
+def test_fcfs_never_overtakes(example_runs):
+    s = starts(example_runs["fcfs"][0])
+    order = sorted(s, key=lambda k: (s[k], int(k)))
+    assert order == sorted(order, key=int)
+
+
+def test_overrun_killed_and_bb_freed(tmp_path):
+    # job 1 computes longer than its walltime: killed at its walltime, and
+    # job 2, which needs job 1's whole burst buffer, starts right after
+    wl = {"nb_res": 4, "profiles": {"1": {"type": "delay", "delay": 1}, "2": {"type": "delay", "delay": 1}},
+          "jobs": [{"id": 1, "subtime": 0, "res": 1, "walltime": 100, "profile": "1", "bb": 9 * TB,
+                    "flops": 500e9, "com": 0},
+                   {"id": 2, "subtime": 0, "res": 1, "walltime": 100, "profile": "2", "bb": 9 * TB,
+                    "flops": 50e9, "com": 0}]}
+    rows, msgs = run(tmp_path, "fcfs-bb", wl)
+    r = {x["job_id"]: x for x in rows if x["workload_name"] == "bb"}
+    assert r["1"]["final_state"] == "COMPLETED_WALLTIME_REACHED"
+    assert abs(float(r["1"]["execution_time"]) - 100) < 1e-3
+    assert float(r["2"]["starting_time"]) >= float(r["1"]["finish_time"])
+    assert float(r["2"]["starting_time"]) - float(r["1"]["finish_time"]) < 0.1
+    assert max(max_bb_usage(rows, msgs).values()) <= CAP
+
+
+def test_impossible_jobs_rejected(tmp_path):
+    wl = {"nb_res": 4, "profiles": {str(i): {"type": "delay", "delay": 1} for i in (1, 2, 3)},
+          "jobs": [{"id": 1, "subtime": 0, "res": 5, "walltime": 100, "profile": "1", "bb": 1e9, "flops": 1e9, "com": 0},
+                   {"id": 2, "subtime": 0, "res": 1, "walltime": 100, "profile": "2", "bb": 11 * TB, "flops": 1e9, "com": 0},
+                   {"id": 3, "subtime": 0, "res": 1, "walltime": 100, "profile": "3", "bb": 1e9, "flops": 1e9, "com": 0}]}
+    rows, _ = run(tmp_path, "filler", wl)
+    runs = {x["job_id"] for x in rows if x["workload_name"] == "bb"}
+    assert runs == {"3"}
+
+
+def test_registry_names():
+    for name in ("fcfs-easy", "fcfs-bb", "sjf-bb", "plan-1", "plan-2", "plan-3", "bb-fcfs", "bb-filler"):
+        path, opts = resolve(name)
+        assert path == SCHED.resolve()
+        assert opts["policy"] in ("fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "plan-1", "plan-2", "plan-3")

@@ -1,0 +1,68 @@
+"""KTH-SP2 -> Batsim JSON with burst-buffer requests (iosched.bb.workload)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from iosched.bb import workload as W
+from iosched.bb.model import MB
+
+
+def test_expected_capacity_closed_form_matches_sampling():
+    e = W.expected_bb_per_node()
+    rng = np.random.Generator(np.random.PCG64(0))
+    z = rng.standard_normal(400_000)
+    x = np.maximum((W.LOGNORM_LOC + W.LOGNORM_SCALE * np.exp(W.LOGNORM_S * z)) * 1024, W.BB_MIN)
+    assert abs(x.mean() / e - 1) < 0.01
+    cap = W.expected_capacity_per_storage()
+    assert cap == pytest.approx(96 * e / 12)
+    assert 39e9 < cap < 40e9      # the artifact rounds to 40 GB
+
+
+@pytest.fixture(scope="module")
+def kth(shared):
+    return shared / "data" / "KTH-SP2-1996-2.1-cln.swf"
+
+
+@pytest.fixture(scope="module")
+def first50(kth):
+    return W.generate(kth, seed=7, first=50)
+
+
+def test_fields_and_rules(first50):
+    jobs = first50["jobs"]
+    assert len(jobs) == 50 and jobs[0]["subtime"] == 1
+    cap_total = 12 * first50["bb_capacity_per_storage"]
+    for j in jobs:
+        assert j["bb"] > 0 and j["bb"] * j["res"] <= cap_total + j["res"]
+        p = first50["profiles"][j["profile"]]
+        assert p == {"type": "parallel_homogeneous", "cpu": j["flops"], "com": j["com"], "bb": j["bb"]}
+        if j["walltime"] <= 120:
+            assert j["bb"] == 10 * MB
+        else:
+            assert j["bb"] >= 100 * MB - 1
+        assert (j["com"] == 0) == (j["res"] == 1) or j["com"] == 0
+
+
+def test_same_seed_same_bytes_other_seed_differs(kth, tmp_path, first50):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    W.write_workload(first50, a)
+    W.write_workload(W.generate(kth, seed=7, first=50), b)
+    assert a.read_bytes() == b.read_bytes()
+    other = W.generate(kth, seed=8, first=50)
+    assert [j["bb"] for j in other["jobs"]] != [j["bb"] for j in first50["jobs"]]
+
+
+def test_first_jobs_is_a_prefix_and_parts_partition(kth):
+    full = W.generate(kth, seed=7, first=400)
+    head = W.first_jobs(full, 50)
+    assert head["jobs"] == W.generate(kth, seed=7, first=50)["jobs"]
+    parts = W.three_week_parts(full, nb_parts=3, length=7 * 24 * 3600)
+    ids = [j["id"] for p in parts for j in p["jobs"]]
+    assert len(ids) == len(set(ids))
+    assert ids == [j["id"] for j in full["jobs"] if j["subtime"] < 3 * 7 * 24 * 3600]
+    for p in parts:
+        if p["jobs"]:
+            assert p["jobs"][0]["subtime"] == 1
+            assert set(p["profiles"]) == {j["profile"] for j in p["jobs"]}
