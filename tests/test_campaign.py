@@ -1,0 +1,317 @@
+"""Tests of iosched.campaign: expansion, resumption, failures, interruption, CLI.
+
+Campaigns here are tiny: synthetic delay workloads of 10 jobs on a 4-node
+cluster_xml, 2 schedulers x 2 workloads x 2 seeds = 8 runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+import yaml
+
+from iosched.analysis import campaign_table
+from iosched.campaign import (
+    load_campaign,
+    prepare_runs,
+    run_campaign,
+    run_status,
+    split_parts,
+    synthetic_workload,
+)
+from iosched.errors import InputError
+from iosched.runner import load_robin
+
+REPO = Path(__file__).resolve().parent.parent
+MISBEHAVING = REPO / "tests" / "schedulers" / "misbehaving.py"
+
+# A FCFS scheduler that blocks at the start of the simulation while a "gate" file exists.
+GATED = textwrap.dedent('''
+    import os, time
+    from batsim.batsim import BatsimScheduler
+    from procset import ProcSet
+
+    class Gated(BatsimScheduler):
+        def onAfterBatsimInit(self):
+            self.free = ProcSet((0, self.bs.nb_compute_resources - 1))
+            self.queue = []
+            gate = self.options.get("gate")
+            while gate and os.path.exists(gate):
+                time.sleep(0.05)
+
+        def onJobSubmission(self, job):
+            self.queue.append(job)
+            self.schedule()
+
+        def onJobCompletion(self, job):
+            self.free |= job.allocation
+            self.schedule()
+
+        def schedule(self):
+            todo = []
+            while self.queue and self.queue[0].requested_resources <= len(self.free):
+                job = self.queue.pop(0)
+                job.allocation = ProcSet(*list(self.free)[: job.requested_resources])
+                self.free -= job.allocation
+                todo.append(job)
+            if todo:
+                self.bs.execute_jobs(todo)
+''')
+
+
+def write_campaign(tmp_path: Path, schedulers=None, **extra) -> Path:
+    spec = {
+        "name": "t",
+        "output": "out",
+        "platforms": [{"cluster": {"nb_nodes": 4}}],
+        "workloads": [
+            {"synthetic": {"nb_jobs": 10, "runtime": [5, 50], "interarrival": 5}, "label": "a"},
+            {"synthetic": {"nb_jobs": 10, "runtime": [20, 100], "interarrival": 2}, "label": "b"},
+        ],
+        "schedulers": schedulers or ["fcfs", "easy"],
+        "seeds": [1, 2],
+        "baseline": "fcfs",
+        "timeout": 60,
+    }
+    spec.update(extra)
+    path = tmp_path / "campaign.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return path
+
+
+def run_cli(*args, cwd=None, timeout=120):
+    return subprocess.run([sys.executable, "-m", "iosched.cli", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_campaign_runs_every_combination(tmp_path):
+    camp = load_campaign(write_campaign(tmp_path))
+    res = run_campaign(camp, workers=2, progress=False)
+    assert not res.failed and not res.interrupted
+    assert len(res.runs) == 8 and len(res.executed) == 8 and res.nb_done == 8
+    df = campaign_table(camp.output)
+    assert len(df) == 8 and set(df["status"]) == {"done"}
+    combos = set(zip(df["workload"], df["scheduler"], df["seed"]))
+    assert combos == {(w, s, k) for w in "ab" for s in ("fcfs", "easy") for k in (1, 2)}
+    assert (df["nb_jobs"] == 10).all() and (df["nb_jobs_started"] == 10).all()
+    # ratios: the baseline is 1, the others are value / baseline of the same part
+    base = df[df["scheduler"] == "fcfs"]
+    assert (base["ratio_makespan"] == 1.0).all()
+    for row in df[df["scheduler"] == "easy"].itertuples():
+        ref = base[(base["workload"] == row.workload) & (base["seed"] == row.seed)].iloc[0]
+        assert row.ratio_makespan == pytest.approx(row.makespan / ref.makespan)
+    # recorded inputs of one run
+    run = res.runs[0]
+    d = Path(run["dir"])
+    for name in ("run.json", "command.json", "robin.yaml", "robin-batsim.yaml", "metrics.json",
+                 "done.json", "out_jobs.csv"):
+        assert (d / name).is_file(), name
+    info = json.loads((d / "run.json").read_text())
+    assert info["seed"] == run["params"]["seed"]
+    assert info["versions"]["iosched"] and info["versions"]["pybatsim"] == "3.2.1"
+    replay = load_robin(d / "robin-batsim.yaml")
+    assert replay["batcmd"].startswith("batsim -p ")
+    assert str(d / "replay") == replay["output-dir"]
+    assert load_robin(d / "robin.yaml")["output-dir"] == str(d)
+    # the same seed gives the same synthetic workload, another seed another one
+    wl = {(r["params"]["workload"], r["params"]["seed"]): r["workload"] for r in res.runs}
+    assert wl[("a", 1)] != wl[("a", 2)]
+    assert len({r["workload"] for r in res.runs if r["params"]["workload"] == "a"
+                and r["params"]["seed"] == 1}) == 1
+
+
+def test_resume_reruns_nothing_finished_and_reruns_partial(tmp_path):
+    camp = load_campaign(write_campaign(tmp_path))
+    first = run_campaign(camp, workers=2, progress=False)
+    assert first.nb_done == 8
+    stamps = {r["id"]: (Path(r["dir"]) / "done.json").stat().st_mtime_ns for r in first.runs}
+    again = run_campaign(camp, workers=2, progress=False)
+    assert again.executed == [] and len(again.skipped) == 8
+    assert stamps == {r["id"]: (Path(r["dir"]) / "done.json").stat().st_mtime_ns for r in again.runs}
+    # a run killed mid-way: no marker, leftovers in its folder
+    victim = first.runs[3]
+    d = Path(victim["dir"])
+    (d / "done.json").unlink()
+    (d / "leftover.txt").write_text("partial")
+    assert run_status(d) == "partial"
+    third = run_campaign(camp, workers=2, progress=False)
+    assert third.executed == [victim["id"]]
+    assert run_status(d) == "done" and not (d / "leftover.txt").exists()
+
+
+def test_failing_scheduler_is_listed_not_fatal(tmp_path):
+    crashy = {"name": str(MISBEHAVING), "options": {"mode": "crash"}, "label": "crashy"}
+    path = write_campaign(tmp_path, schedulers=["fcfs", crashy])
+    r = run_cli("campaign", path, "--workers", "2", "--no-progress")
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr + r.stdout
+    failed_lines = [ln for ln in r.stdout.splitlines() if ln.startswith("FAILED ")]
+    assert len(failed_lines) == 4 and all("crashy" in ln for ln in failed_lines)
+    assert all("crashes on purpose" in ln or "scheduler" in ln for ln in failed_lines)
+    camp = load_campaign(path)
+    df = campaign_table(camp.output)
+    assert sorted(df["status"]) == ["done"] * 4 + ["failed"] * 4
+    assert (df.loc[df["status"] == "failed", "reason"].str.len() > 0).all()
+    assert (tmp_path / "out" / "runs.csv").is_file() and (tmp_path / "out" / "runs.parquet").is_file()
+    # failed runs are not retried by default, and are with retry_failed
+    res = run_campaign(camp, workers=2, progress=False)
+    assert res.executed == [] and len(res.failed) == 4
+    res = run_campaign(camp, workers=2, progress=False, retry_failed=True)
+    assert sorted(res.executed) == sorted(df.loc[df["status"] == "failed", "run_id"])
+    assert len(res.failed) == 4
+
+
+def _alive(pids):
+    out = []
+    for pid, ctime in pids:
+        try:
+            p = psutil.Process(pid)
+            if p.create_time() == ctime and p.status() != psutil.STATUS_ZOMBIE:
+                out.append(pid)
+        except psutil.Error:
+            pass
+    return out
+
+
+def test_killed_campaign_leaves_no_process_and_resumes(tmp_path):
+    gate = tmp_path / "gate"
+    gate.write_text("closed")
+    sched = tmp_path / "gated.py"
+    sched.write_text(GATED)
+    path = write_campaign(tmp_path, schedulers=["fcfs", {"name": str(sched), "label": "gated",
+                                                          "options": {"gate": str(gate)}}])
+    camp = load_campaign(path)
+    runs = prepare_runs(camp)
+    gated = sorted(r["id"] for r in runs if r["params"]["scheduler"] == "gated")
+    proc = subprocess.Popen([sys.executable, "-m", "iosched.cli", "campaign", str(path),
+                             "--workers", "2", "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # wait until two gated runs are blocked (their schedulers are running)
+        deadline = time.monotonic() + 60
+        seen = set()
+        while time.monotonic() < deadline:
+            for r in runs:
+                if r["id"] in gated and (Path(r["dir"]) / "engine.log").exists():
+                    seen.add(r["id"])
+            if len(seen) >= 2:
+                break
+            time.sleep(0.1)
+        assert len(seen) >= 2, "gated runs never started"
+        time.sleep(0.5)
+        pids = [(p.pid, p.create_time()) for p in psutil.Process(proc.pid).children(recursive=True)]
+        assert pids
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err
+    time.sleep(0.2)
+    assert _alive(pids) == []
+    # interrupted runs have no marker; nothing was marked failed
+    for r in runs:
+        assert run_status(r["dir"]) in ("done", "partial", "pending")
+    assert all(run_status(r["dir"]) != "done" for r in runs if r["id"] in seen)
+    finished = {r["id"] for r in runs if run_status(r["dir"]) == "done"}
+    gate.unlink()
+    res = run_campaign(camp, workers=2, progress=False)
+    assert not res.failed and res.nb_done == 8
+    assert set(res.executed) == {r["id"] for r in runs} - finished
+    assert set(gated) <= set(res.executed)
+
+
+def test_bad_campaign_files_give_one_line_errors(tmp_path):
+    good = yaml.safe_load(write_campaign(tmp_path).read_text())
+    cases = {
+        "unknown": ({**good, "schedulerz": ["easy"]}, "schedulerz"),
+        "missing": ({k: v for k, v in good.items() if k != "workloads"}, "workloads"),
+        "nested": ({**good, "platforms": [{"cluster": {"nb_nodes": 4, "cores": 2}}]},
+                   "platforms[0].cluster"),
+        "type": ({**good, "seeds": ["one"]}, "seeds[0]"),
+        "baseline": ({**good, "baseline": "sjf"}, "baseline"),
+        "file": ({**good, "workloads": ["nope.json"]}, "workloads[0].file"),
+        "kind": ({**good, "workloads": [{"foo": 1}]}, "workloads[0]"),
+    }
+    for name, (spec, field) in cases.items():
+        p = tmp_path / f"{name}.yaml"
+        p.write_text(yaml.safe_dump(spec))
+        with pytest.raises(InputError) as ei:
+            load_campaign(p)
+        msg = str(ei.value)
+        assert str(p) in msg and field in msg and "\n" not in msg, (name, msg)
+    p = tmp_path / "unknown.yaml"
+    r = run_cli("campaign", p)
+    assert r.returncode == 2 and "schedulerz" in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    (tmp_path / "broken.yaml").write_text("name: [unclosed\n")
+    r = run_cli("campaign", tmp_path / "broken.yaml")
+    assert r.returncode == 2 and "invalid YAML" in r.stderr
+
+
+def test_synthetic_workload_is_seeded():
+    a = synthetic_workload(30, 8, seed=3)
+    assert a == synthetic_workload(30, 8, seed=3)
+    assert a != synthetic_workload(30, 8, seed=4)
+    assert len(a["jobs"]) == 30 and all(1 <= j["res"] <= 8 for j in a["jobs"])
+    assert all(j["walltime"] >= a["profiles"][j["profile"]]["delay"] for j in a["jobs"])
+    subs = [j["subtime"] for j in a["jobs"]]
+    assert subs == sorted(subs) and subs[0] == 0.0
+    with pytest.raises(InputError):
+        synthetic_workload(5, 4, seed=1, runtime=(10, 5))
+
+
+def test_split_parts_windows():
+    w = {"nb_res": 4, "jobs": [{"id": i, "subtime": t, "res": 1, "profile": f"p{i}"}
+                               for i, t in enumerate([0.0, 10.0, 99.0, 250.0, 260.0])],
+         "profiles": {f"p{i}": {"type": "delay", "delay": 1.0} for i in range(5)}}
+    parts = split_parts(w, 100.0)
+    assert [k for k, _ in parts] == [0, 2]  # window 1 is empty and skipped
+    assert [j["subtime"] for j in parts[1][1]["jobs"]] == [50.0, 60.0]
+    assert set(parts[1][1]["profiles"]) == {"p3", "p4"}
+    assert [k for k, _ in split_parts(w, 100.0, count=1)] == [0]
+
+
+def test_swf_workload_parts(tmp_path):
+    swf = tmp_path / "t.swf"
+    lines = ["; MaxProcs: 4"]
+    for i in range(12):  # one job every 12 hours: 6 days
+        lines.append(f"{i + 1} {i * 43200} 0 100 2 -1 -1 2 200 -1 1 1 1 1 1 -1 -1 -1")
+    swf.write_text("\n".join(lines) + "\n")
+    path = write_campaign(tmp_path, workloads=[{"swf": str(swf), "parts": {"days": 2}}],
+                          seeds=[0])
+    runs = prepare_runs(load_campaign(path))
+    parts = sorted({r["params"]["part"] for r in runs})
+    assert parts == [0, 1, 2] and len(runs) == 6
+    w = json.loads(Path(next(r["workload"] for r in runs if r["params"]["part"] == 1)).read_text())
+    assert [j["subtime"] for j in w["jobs"]] == [0.0, 43200.0, 86400.0, 129600.0]
+
+
+def test_engine_option_selects_the_engine_of_every_run(tmp_path, monkeypatch):
+    path = write_campaign(tmp_path, schedulers=["fcfs"], seeds=[1])
+    # the real Batsim is not on PATH here: a clear one-line refusal, nothing run
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    r = subprocess.run([sys.executable, "-m", "iosched.cli", "campaign", str(path), "--engine", "batsim"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert r.stderr.strip().count("\n") == 0 and "no 'batsim' on PATH" in r.stderr
+    assert not (tmp_path / "out" / "runs").exists() or not any((tmp_path / "out" / "runs").iterdir())
+    # the embedded engine, explicitly
+    monkeypatch.undo()
+    r = run_cli("campaign", path, "--engine", "embedded", "-j", "1", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    runs = sorted((tmp_path / "out" / "runs").iterdir())
+    assert len(runs) == 2
+    for run in runs:
+        assert json.loads((run / "run.json").read_text())["engine"] == "embedded"
