@@ -116,7 +116,7 @@ class Job:
     __slots__ = (
         "id", "workload", "local_id", "subtime", "res", "profile", "walltime", "json",
         "state", "start", "finish", "alloc", "alloc_str", "metadata", "return_code",
-        "actor", "token", "steps", "step_index", "step_started", "exec", "first_host",
+        "actor", "token", "steps", "step_index", "step_started", "exec", "first_host", "step_min",
         "static",
     )
 
@@ -142,6 +142,7 @@ class Job:
         self.step_index = 0
         self.step_started = 0.0
         self.exec = None
+        self.step_min = None
         self.first_host = 0
         self.static = static
 
@@ -168,6 +169,8 @@ class _Worker:
             for k, s in enumerate(j.steps):
                 j.step_index = k
                 j.step_started = sg.Engine.clock
+                if k:
+                    sim._push_bound(j, k, j.step_started)
                 if isinstance(s, Delay):
                     sg.this_actor.sleep_for(s.seconds)
                 else:
@@ -262,6 +265,7 @@ class Simulation:
         self._acquired = 0
         self._processed = 0
         self.n_physics = 0
+        self.bounds: list = []
         self.workers: list = []
         self.idle_workers: list = []
         self.busy: dict[int, str] = {}
@@ -315,6 +319,7 @@ class Simulation:
 
         self.L_mm = lat(self.master, self.master)
         self.L_hm = [lat(h, self.master) for h in self.hosts]
+        self.speeds = [float(h.speed) for h in self.hosts]
 
     # ------------------------------------------------------------ main entry
     def run(self) -> dict:
@@ -408,10 +413,33 @@ class Simulation:
         if clock < self.now:
             self.sg.this_actor.sleep_until(self.now)
 
+    def _physics_bound(self):
+        """A time before which no physics job can end a step: the minimum,
+        over running physics jobs, of (start of the current step + its
+        minimal duration). Entries of jobs that moved on are dropped lazily."""
+        heap = self.bounds
+        while heap:
+            b, _, j, token, k = heap[0]
+            if j.state == RUNNING and j.token == token and j.step_index == k and j.actor is not None:
+                return b
+            heapq.heappop(heap)
+        return INF
+
+    def _push_bound(self, j, k, t0):
+        b = t0 + j.step_min[k] if j.step_min is not None else t0
+        # margin: SimGrid's own sum may round a hair below ours
+        heapq.heappush(self.bounds, (b - 1e-9 - 1e-12 * abs(b), next(self._seq), j, j.token, k))
+
     def _advance(self, target):
         """Move time forward to ``target`` or to the first physics completion."""
         if self.n_physics == 0:
             if target != INF and target > self.now:
+                self.now = target
+            return
+        if target < self._physics_bound() and not self.done:
+            # no physics step can end before target: keep SimGrid's clock
+            # behind (each wake-up of SimGrid costs thread switches)
+            if target > self.now:
                 self.now = target
             return
         self._sync_simgrid()
@@ -491,7 +519,7 @@ class Simulation:
             return False
         if self.inbox and self.inbox[0][0] <= self.now:
             return False  # another sender is already waiting: Batsim receives it first
-        if self.n_physics:
+        if self.n_physics and self._physics_bound() <= self.now:
             # let the job actors that end at this very instant report first
             self._sync_simgrid()
             self.sg.this_actor.yield_()
@@ -718,6 +746,12 @@ class Simulation:
         j.actor = w
         w.job = j
         w.token = j.token
+        speeds = self.speeds
+        j.step_min = [s.seconds if isinstance(s, Delay)
+                      else max((c / speeds[h] for c, h in zip(s.cpu, s.hosts) if c > 0 and speeds[h] > 0),
+                               default=0.0)
+                      for s in j.steps]
+        self._push_bound(j, 0, self.now)
         w.wake.release()
 
     def _complete(self, j, state, ret, notify=True):
