@@ -172,3 +172,30 @@ def test_merge_ptasks_preserves_totals(h1, h2, data):
     assert set(m.hosts) == set(h1) | set(h2) and len(m.hosts) == len(set(m.hosts))
     assert sum(m.cpu) == pytest.approx(sum(a.cpu) + sum(b.cpu))
     assert sum(m.com) == pytest.approx(sum(a.com) + sum(b.com))
+
+
+@pytest.mark.parametrize("text, ids, canonical", [
+    ("0-3 7", [0, 1, 2, 3, 7], "0-3 7"),
+    ("5", [5], "5"),
+    ("7 0-1", [0, 1, 7], "0-1 7"),      # not sorted: normalised
+    ("0-1 2-3", [0, 1, 2, 3], "0-3"),   # adjacent intervals: merged
+])
+def test_parse_alloc_returns_ids_and_canonical_text(text, ids, canonical):
+    from types import SimpleNamespace
+
+    from iosched.engine.server import Simulation
+
+    fake = SimpleNamespace(nb_res=8)
+    assert Simulation._parse_alloc(fake, text, "EXECUTE_JOB x") == (ids, canonical)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("0-8", "outside the machine"), ("a-b", "invalid allocation"), (3, "interval-set string"),
+])
+def test_parse_alloc_errors(text, message):
+    from types import SimpleNamespace
+
+    from iosched.engine.server import Simulation
+
+    with pytest.raises(ProtocolError, match=message):
+        Simulation._parse_alloc(SimpleNamespace(nb_res=8), text, "EXECUTE_JOB x")

@@ -12,7 +12,10 @@ measurement of the real Batsim 4.2.1 on this machine type (20.0 s, 184 MB;
 
 Measured: wall time of the whole simulation (s, both processes, from the
 scheduler's start to the end of both), the engine process's peak RSS (MB,
-``getrusage``), its CPU time, and jobs per second. Written to
+``getrusage``), its CPU time, and jobs per second; plus a calibration of the
+machine at that moment (:func:`calibrate`), because the speed of this
+machine type varies over time (the same commit measured 18.8 s and 28.8 s
+an hour apart). Written to
 ``results/bench/kth_full_<profiles>.json`` (one JSON object: inputs,
 versions, figures) and printed. This is a benchmark, not a test: it asserts
 nothing, and its figures depend on the machine.
@@ -35,6 +38,62 @@ REFERENCE = {
     "delay": {"wall_s": 20.0, "max_rss_mb": 184.0},
     "parallel_homogeneous": {"wall_s": 26.3, "max_rss_mb": 260.0},
 }
+
+
+def _zmq_echo(port):  # runs in a child process
+    import zmq
+
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.REP)
+    sock.bind(f"tcp://127.0.0.1:{port}")
+    while True:
+        msg = sock.recv()
+        sock.send(msg)
+        if msg == b"end":
+            break
+    sock.close(0)
+    ctx.term()
+
+
+def calibrate(n: int = 5000) -> dict:
+    """Speed of this machine right now, recorded beside every benchmark so that
+    figures taken at different times can be compared: the mean round trip (us)
+    of a small pyzmq REQ/REP message between two processes on loopback (the
+    transport of every Batsim message), and the time (s) of a pure-Python
+    loop of 10^7 additions."""
+    import multiprocessing
+
+    import zmq
+
+    from iosched.runner import free_port
+
+    port = free_port()
+    proc = multiprocessing.get_context("spawn").Process(target=_zmq_echo, args=(port,), daemon=True)
+    proc.start()
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.REQ)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.RCVTIMEO = 10000
+    sock.connect(f"tcp://127.0.0.1:{port}")
+    payload = b'{"now": 1.0, "events": [{"timestamp": 1.0, "type": "JOB_COMPLETED", "data": {}}]}'
+    sock.send(payload)
+    sock.recv()  # connection set up
+    t0 = time.perf_counter()
+    for _ in range(n):
+        sock.send(payload)
+        sock.recv()
+    rtt = (time.perf_counter() - t0) / n
+    sock.send(b"end")
+    sock.recv()
+    sock.close(0)
+    ctx.term()
+    proc.join(10)
+    t0 = time.perf_counter()
+    acc = 0
+    for i in range(10_000_000):
+        acc += i
+    loop = time.perf_counter() - t0
+    return {"zmq_round_trip_us": round(rtt * 1e6, 1), "python_loop_1e7_s": round(loop, 3)}
 
 
 @click.command(name="bench")
@@ -109,6 +168,7 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, output):
         "machine": {"python": sys.version.split()[0], "platform": py_platform.platform(),
                     "simgrid": str(sg_version)},
     }
+    res["calibration"] = calibrate()
     res["target_met"] = (res["wall_s"] <= REFERENCE[profiles]["wall_s"]
                          and res["engine_max_rss_mb"] <= REFERENCE[profiles]["max_rss_mb"])
     path = out / f"kth_full_{profiles}.json"

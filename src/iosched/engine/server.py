@@ -35,6 +35,7 @@ import heapq
 import itertools
 import json
 import math
+import re
 import time
 from collections import deque
 
@@ -192,6 +193,9 @@ class _Spec:
         self.id, self.workload, self.local_id = full_id, workload, local_id
         self.subtime, self.res, self.profile = subtime, res, profile
         self.walltime, self.json = walltime, js
+
+
+_CANONICAL_ALLOC = re.compile(r"\d+(?:-\d+)?(?: \d+(?:-\d+)?)*\Z")
 
 
 def import_simgrid():
@@ -724,7 +728,7 @@ class Simulation:
             profiles = self.profiles[wl]
             if pname not in profiles:
                 raise ProtocolError(f"EXECUTE_JOB {j.id}: additional_io_job names unknown profile '{pname}'")
-        io_alloc = self._parse_alloc(io_job.get("alloc"), f"EXECUTE_JOB {j.id}: additional_io_job")
+        io_alloc, _ = self._parse_alloc(io_job.get("alloc"), f"EXECUTE_JOB {j.id}: additional_io_job")
         io_steps = build_steps(j.id, pname, profiles, list(io_alloc), storage_mapping, self.storage_ids)
         if not all(isinstance(s, PTask) for s in steps + io_steps) or len(io_steps) != 1:
             raise ProtocolError(
@@ -894,27 +898,46 @@ class Simulation:
         return j
 
     def _parse_alloc(self, s, where):
+        """Parse an interval-set string (``"0-3 7"``).
+
+        :returns: ``(sorted list of resource ids, canonical string)``.
+        :raises ProtocolError: not a string, invalid, empty, or outside the machine.
+        """
         if not isinstance(s, str):
             raise ProtocolError(f"{where}: 'alloc' must be an interval-set string such as \"0-3 7\"")
-        try:
-            ps = ProcSet.from_str(s)
-        except Exception:
-            raise ProtocolError(f"{where}: invalid allocation '{s}'") from None
-        if len(ps) == 0:
+        ids = None
+        if _CANONICAL_ALLOC.match(s):  # fast path: already canonical (what pybatsim sends)
+            ids = []
+            last = -2
+            for part in s.split(" "):
+                lo_s, _, hi_s = part.partition("-")
+                lo = int(lo_s)
+                hi = int(hi_s) if hi_s else lo
+                if hi < lo or lo <= last + 1:
+                    ids = None
+                    break
+                ids.extend(range(lo, hi + 1))
+                last = hi
+        if ids is None:
+            try:
+                ps = ProcSet.from_str(s)
+            except Exception:
+                raise ProtocolError(f"{where}: invalid allocation '{s}'") from None
+            ids, s = list(ps), str(ps)
+        if not ids:
             raise ProtocolError(f"{where}: empty allocation")
-        if ps.max >= self.nb_res or ps.min < 0:
+        if ids[-1] >= self.nb_res or ids[0] < 0:
             raise ProtocolError(
                 f"{where}: allocation '{s}' is outside the machine (resources 0-{self.nb_res - 1})"
             )
-        return ps
+        return ids, s
 
     def _h_execute(self, ts, data):
         j = self._job_for("EXECUTE_JOB", ts, data)
         where = f"EXECUTE_JOB {j.id} at t={ts:.6f}"
         if j.state != SUBMITTED:
             raise ProtocolError(f"{where}: the job is {j.state.lower()}, not waiting")
-        ps = self._parse_alloc(data.get("alloc"), where)
-        alloc = list(ps)
+        alloc, alloc_str = self._parse_alloc(data.get("alloc"), where)
         mapping = data.get("mapping")
         if mapping is not None:
             if not isinstance(mapping, dict):
@@ -940,7 +963,7 @@ class Simulation:
             raise ProtocolError(f"{where}: 'additional_io_job' must be an object")
         j.state = SCHEDULED
         j.alloc = alloc
-        j.alloc_str = str(ps)
+        j.alloc_str = alloc_str
         return (self._start, j, alloc, executors, io_job, smap)
 
     def _h_reject(self, ts, data):
