@@ -42,26 +42,13 @@ from protocol_replay import (
     play_scheduler_side,
 )
 
+from test_golden import CASES, ORDER_DEPENDENT, pybatsim_scheduler
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
-CASES = {
-    "g1_various_filler": ("small_platform.xml", "test_various_profile_types.json", "fillerSched"),
-    "g2_hpc250_easy": ("cluster512.xml", "example_workload_hpc_seed1_jobs250.json", "easyBackfill"),
-    "g3_pfs_filler": ("cluster512_pfs.xml", "pfs_jobs.json", "fillerSched"),
-    "g4_walltime_filler": ("small_platform.xml", "test_walltime.json", "fillerSched"),
-    "g5_seqdelay_filler": ("small_platform.xml", "test_sequence_delay.json", "fillerSched"),
-    "g6_kth1000_easy": ("cluster100.xml", "kth1000_delay.json", "easyBackfill"),
-}
-ORDER_DEPENDENT = {"g1_various_filler", "g4_walltime_filler"}
 BASELINE_SAME_DECISIONS = {"g3_pfs_filler", "g5_seqdelay_filler"}
 POLICIES = ("fcfs", "easy", "conservative", "filler")
-
-
-def pybatsim_scheduler(name: str) -> Path:
-    import schedulers  # pybatsim's package of example schedulers
-
-    return Path(schedulers.__file__).parent / f"{name}.py"
 
 
 def exchanges(shared, case):
