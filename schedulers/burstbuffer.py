@@ -17,6 +17,10 @@ Options (pybatsim ``-o`` JSON):
   (0.9) -- plan-based only;
 * ``bb_capacity`` -- bytes per burst-buffer node (default
   :data:`DEFAULT_BB_CAPACITY`); ``pfs`` -- host name of the PFS (``"pfs"``);
+* ``stats`` -- path of a JSON file written at the end of the simulation with
+  one record per plan-based scheduling pass (``time``, ``queue`` length,
+  ``skipped``, ``evaluations``, ``placements``, wall-clock ``seconds`` of the
+  decision); for benchmarks (:mod:`iosched.bb.bench`), never read back;
 * ``period`` -- if > 0, also ask to be called every ``period`` s while jobs
   wait (the "scheduler every minute" of the paper's example).
 
@@ -33,16 +37,17 @@ Sources: paper Sections 3-4; artifact ``burstbuffer/alloc_only.py``,
 
 from __future__ import annotations
 
+import json
 import logging
 import math
+import time
 
 from batsim.batsim import BatsimScheduler
 from procset import ProcSet
 
 from iosched.availability import INF, AvailabilityProfile
 from iosched.bb import model, plan
-from iosched.bb.placement import (Topology, earliest_nodes, earliest_placement, place,
-                                  pool_name, window)
+from iosched.bb.placement import Topology, earliest_nodes, earliest_placement, fit_at, pool_name
 from iosched.errors import InputError
 
 #: Burst-buffer capacity per storage node (bytes): the expected request of a
@@ -102,6 +107,7 @@ class Burstbuffer(BatsimScheduler):
         self.capacity = float(opts.get("bb_capacity", DEFAULT_BB_CAPACITY))
         self.pfs_name = str(opts.get("pfs", "pfs"))
         self.period = float(opts.get("period", 0) or 0)
+        self.stats_path = opts.get("stats")
         if self.capacity <= 0 or self.period < 0 or self.alpha <= 0:
             raise InputError("bb_capacity and alpha must be > 0, period >= 0")
         self.logger = logging.getLogger("iosched.sched.Burstbuffer")
@@ -160,6 +166,13 @@ class Burstbuffer(BatsimScheduler):
     def onRequestedCall(self):
         pass
 
+    def onSimulationEnds(self):
+        if self.stats_path:
+            with open(self.stats_path, "w") as f:
+                json.dump({"policy": self.policy, "passes": self._pass,
+                           "searches": [{k: v for k, v in r.items() if k != "order"}
+                                        for r in self.searches]}, f)
+
     def onNoMoreEvents(self):
         if self.profile is None:
             return
@@ -216,8 +229,7 @@ class Burstbuffer(BatsimScheduler):
         return {pool_name(s): b for s, b in model.bb_held(bb_of, bb).items()}
 
     def _fit_now(self, w, now):
-        free, pools = window(self.profile, now, w.estimate)
-        return place(self.topology, free, pools, w.nodes, w.bb, self.profile.pool_totals)
+        return fit_at(self.profile, self.topology, w.nodes, w.bb, w.estimate, now)
 
     def _start(self, w, now, nodes, bb_of, reservation=None):
         if reservation is None:
@@ -290,34 +302,95 @@ class Burstbuffer(BatsimScheduler):
     def _plan_of(self, order, now):
         """List-schedule ``order``; returns (cost, [(w, t, nodes, bb_of)]).
         The profile is left unchanged."""
-        held, out, cost = [], [], 0.0
+        stack = _PlanStack(self, now)
         try:
-            for w in order:
-                t, nodes, bb_of = earliest_placement(self.profile, self.topology, w.nodes, w.bb,
-                                                     w.estimate, after=now)
-                if t == INF:
-                    cost = INF
-                    out.append((w, t, None, None))
-                    continue
-                held.append(self.profile.reserve(t, t + w.estimate, nodes,
-                                                 self._pools(bb_of, w.bb), tag=("plan", w.job.id)))
-                out.append((w, t, nodes, bb_of))
-                cost += max(0.0, t - w.subtime) ** self.alpha
+            cost = stack.evaluate(order)
+            return cost, list(stack.out)
         finally:
-            for r in reversed(held):
-                self.profile.remove(r)
-        return cost, out
+            stack.clear()
 
     def _pass_plan(self, now):
+        t0 = time.perf_counter()
         queue = sorted(self.queue, key=lambda w: w.seq)
-        res = plan.best_order(queue, lambda o: self._plan_of(o, now)[0], seed=self.seed,
-                              key=f"{self._pass}:{now!r}", iterations=self.iterations,
-                              chi0=self.chi0, cooling=self.cooling)
-        self.searches.append({"time": now, "queue": len(queue), "cost": res.cost,
-                              "evaluations": res.evaluations, "exhaustive": res.exhaustive,
-                              "annealed": res.annealed, "t0": res.t0,
-                              "order": [w.job.id for w in res.order]})
-        _cost, planned = self._plan_of(res.order, now)
+        rec = {"time": now, "queue": len(queue)}
+        # Nothing fits now -> no plan can start a job now (planning only takes
+        # capacity away): skip the search (artifact ``plan_schedule``, "Check if
+        # any jobs could be started"). The decisions are those of a full search.
+        if not any(fit_at(self.profile, self.topology, w.nodes, w.bb, w.estimate, now) for w in queue):
+            rec.update(skipped=True, evaluations=0, seconds=time.perf_counter() - t0)
+            self.searches.append(rec)
+            return
+        stack = _PlanStack(self, now)
+        try:
+            res = plan.best_order(queue, stack.evaluate, seed=self.seed,
+                                  key=f"{self._pass}:{now!r}", iterations=self.iterations,
+                                  chi0=self.chi0, cooling=self.cooling)
+            stack.evaluate(res.order)
+            planned = list(stack.out)
+        finally:
+            stack.clear()
         for w, t, nodes, bb_of in planned:
             if nodes is not None and t <= now:
                 self._start(w, now, nodes, bb_of)
+        rec.update(skipped=False, cost=res.cost, evaluations=res.evaluations,
+                   exhaustive=res.exhaustive, annealed=res.annealed, t0=res.t0,
+                   placements=stack.placements, order=[w.job.id for w in res.order],
+                   seconds=time.perf_counter() - t0)
+        self.searches.append(rec)
+
+
+class _PlanStack:
+    """Incremental list scheduling of orders on the scheduler's profile.
+
+    The reservations of the last evaluated order stay in the profile; the next
+    order reuses its longest common prefix with it (removing only the
+    reservations after the prefix, newest first) and places the rest. A swap
+    of positions ``i < j`` in simulated annealing thus re-places only the
+    jobs from ``i`` on. Placements and costs are those of list-scheduling the
+    order from scratch (same earliest starts, same summation order of the
+    cost). :meth:`clear` must be called before the profile is used otherwise.
+    """
+
+    def __init__(self, sched, now):
+        self.s, self.now = sched, now
+        self.order, self.held, self.out, self.cum = [], [], [], []
+        self.placements = 0
+
+    def _pop_to(self, p):
+        prof = self.s.profile
+        while len(self.order) > p:
+            r = self.held.pop()
+            if r is not None:
+                prof.remove(r)
+            self.order.pop()
+            self.out.pop()
+            self.cum.pop()
+
+    def clear(self):
+        self._pop_to(0)
+
+    def evaluate(self, order):
+        """Cost ``sum (start - submit) ** alpha`` of list-scheduling ``order`` (inf
+        if a job never fits)."""
+        s = self.s
+        p, L, cur = 0, min(len(order), len(self.order)), self.order
+        while p < L and order[p] is cur[p]:
+            p += 1
+        self._pop_to(p)
+        cost = self.cum[-1] if self.cum else 0.0
+        prof, topo, now, alpha = s.profile, s.topology, self.now, s.alpha
+        for w in order[p:]:
+            self.placements += 1
+            t, nodes, bb_of = earliest_placement(prof, topo, w.nodes, w.bb, w.estimate, after=now)
+            if t == INF:
+                cost = INF
+                r = None
+                nodes = bb_of = None
+            else:
+                r = prof.reserve(t, t + w.estimate, nodes, s._pools(bb_of, w.bb), tag=("plan", w.job.id))
+                cost += max(0.0, t - w.subtime) ** alpha
+            self.order.append(w)
+            self.held.append(r)
+            self.out.append((w, t, nodes, bb_of))
+            self.cum.append(cost)
+        return cost

@@ -315,3 +315,55 @@ def test_engine_option_selects_the_engine_of_every_run(tmp_path, monkeypatch):
     assert len(runs) == 2
     for run in runs:
         assert json.loads((run / "run.json").read_text())["engine"] == "embedded"
+
+
+def bb_tiny_workload(seed, nb_jobs=3, parts=None):
+    """A generator for the ``python`` workload hook (deterministic in its arguments)."""
+    jobs = [{"id": i, "subtime": 1 + 10 * i + seed, "res": 1, "walltime": 100, "profile": "p"}
+            for i in range(nb_jobs)]
+    w = {"nb_res": 4, "jobs": jobs, "profiles": {"p": {"type": "delay", "delay": 5}}}
+    if parts is None:
+        return w
+    return [dict(w, jobs=jobs[k::parts]) for k in range(parts)]
+
+
+def test_python_workload_hook_and_engine_args(tmp_path):
+    hook = "tests.test_campaign:bb_tiny_workload"
+    camp = load_campaign(write_campaign(
+        tmp_path, schedulers=["fcfs"], seeds=[1, 2],
+        workloads=[{"python": hook, "args": {"nb_jobs": 4}, "label": "one"},
+                   {"python": hook, "args": {"nb_jobs": 4, "parts": 2}}],
+        engine_args=["--enable-dynamic-jobs"]))
+    assert camp.engine_args == ["--enable-dynamic-jobs"]
+    runs = prepare_runs(camp)
+    # 2 seeds x (1 + 2 parts) x 1 scheduler; the default label is the function name
+    assert len(runs) == 6
+    assert {(r["params"]["workload"], r["params"]["part"]) for r in runs} == {
+        ("one", None), ("bb_tiny_workload", 0), ("bb_tiny_workload", 1)}
+    one = {r["params"]["seed"]: json.loads(Path(r["workload"]).read_text())
+           for r in runs if r["params"]["workload"] == "one"}
+    assert one[1] == bb_tiny_workload(1, nb_jobs=4) and one[2] == bb_tiny_workload(2, nb_jobs=4)
+    assert all(r["engine_args"] == ["--enable-dynamic-jobs"] for r in runs)
+    # same file -> same run ids; the engine args are part of the identity
+    assert [r["id"] for r in prepare_runs(camp)] == [r["id"] for r in runs]
+    camp2 = load_campaign(write_campaign(
+        tmp_path, schedulers=["fcfs"], seeds=[1, 2],
+        workloads=[{"python": hook, "args": {"nb_jobs": 4}, "label": "one"}]))
+    assert {r["id"] for r in prepare_runs(camp2)}.isdisjoint(r["id"] for r in runs)
+    # the runs execute with the engine arguments: with dynamic jobs enabled the
+    # engine waits for NOTIFY registration_finished, which fcfs never sends
+    camp3 = load_campaign(write_campaign(
+        tmp_path, schedulers=["fcfs"], seeds=[1],
+        workloads=[{"python": hook, "args": {"nb_jobs": 3}}], engine_args=["--enable-dynamic-jobs"]))
+    res = run_campaign(camp3, workers=1, progress=False)
+    assert res.nb_done == 0 and len(res.failed) == 1
+    assert "registration_finished" in next(iter(res.failed.values()))
+
+
+def test_python_workload_hook_errors(tmp_path):
+    for spec, msg in (({"python": "no_such_module_x:f"}, "cannot import"),
+                      ({"python": "json:dumps", "args": {"nope": 1}}, "workload"),
+                      ({"python": "not a ref"}, "workloads\\[0\\]\\.python")):
+        path = write_campaign(tmp_path, workloads=[spec])
+        with pytest.raises(InputError, match=msg):
+            prepare_runs(load_campaign(path))

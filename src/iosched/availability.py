@@ -259,6 +259,29 @@ class AvailabilityProfile:
             end = keys[i + 1] if i + 1 < len(keys) else INF
             yield k, end, ProcSet(seg.res), dict(zip(self._names, seg.pools))
 
+    def raw_view(self, t: float) -> tuple:
+        """Read-only view of the step function from the segment holding ``t``,
+        for hot loops (no copies; :meth:`segments` copies every segment).
+
+        :param t: time (s), ``t >= now``.
+        :returns: ``(starts, res, counts, pools, names, tols)``: ``starts[i]``
+            the start (s) of segment ``i`` (``starts[0] <= t``), ``res[i]`` its
+            free ProcSet, ``counts[i]`` ``len(res[i])``, ``pools[i]`` its free
+            pool amounts as a list indexed like ``names`` (the sorted pool
+            names), ``tols`` the per-pool tolerances. The objects belong to
+            the profile: do not modify them, and do not keep them across an
+            update (ProcSets are replaced, never mutated; pool lists are
+            updated in place).
+        :raises ProfileError: if ``t`` is before ``now`` or NaN.
+        """
+        t = self._check_time(t, "raw_view")
+        bp = self._bp
+        i = bp.bisect_right(t) - 1
+        starts = list(bp.islice(i))
+        segs = [bp[k] for k in starts]
+        return (starts, [g.res for g in segs], [g.n for g in segs], [g.pools for g in segs],
+                self._names, self._tol)
+
     def reservations(self) -> list:
         """Live reservations (not removed, ending after ``now``), by ``rid``."""
         return [self._live[rid] for rid in sorted(self._live)]

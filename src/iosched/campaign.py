@@ -156,6 +156,10 @@ CAMPAIGN_SCHEMA: dict = {
                                "count": {"type": "integer", "minimum": 1},
                            }},
              }},
+            {"type": "object", "additionalProperties": False, "required": ["python"],
+             "properties": {"label": _LABEL,
+                            "python": {"type": "string", "pattern": r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$"},
+                            "args": {"type": "object"}}},
             {"type": "object", "additionalProperties": False, "required": ["synthetic"],
              "properties": {"label": _LABEL, "synthetic": {
                  "type": "object", "additionalProperties": False, "required": ["nb_jobs"],
@@ -180,6 +184,7 @@ CAMPAIGN_SCHEMA: dict = {
         "baseline": {"type": "string"},
         "timeout": {"type": "number", "exclusiveMinimum": 0},
         "engine": {"type": "string", "minLength": 1},
+        "engine_args": {"type": "array", "items": {"type": "string"}},
         "tau": {"type": "number", "exclusiveMinimum": 0},
     },
 }
@@ -287,7 +292,9 @@ class Campaign:
     :data:`CAMPAIGN_SCHEMA`); ``seeds``: list of ints; ``baseline``: a
     scheduler label or None; ``timeout``: s per run (None: the runner's
     default of one week); ``engine``: "embedded", "batsim" or a command;
-    ``tau``: bounded-slowdown threshold in s; ``raw``: the file's mapping.
+    ``tau``: bounded-slowdown threshold in s; ``engine_args``: extra engine
+    arguments of every run (e.g. ``--enable-dynamic-jobs``); ``raw``: the
+    file's mapping.
     """
 
     path: Path
@@ -303,6 +310,7 @@ class Campaign:
     engine: str
     tau: float
     raw: dict = field(repr=False, default_factory=dict)
+    engine_args: list = field(default_factory=list)
 
 
 def load_campaign(path, output=None) -> Campaign:
@@ -367,6 +375,9 @@ def load_campaign(path, output=None) -> Campaign:
                 raise InputError(f"{p}: field workloads[{i}].file: file not found: {e['file']}")
             e["file"] = str(f)
             e.setdefault("label", _slug(Path(e["file"]).stem))
+        elif "python" in e:
+            e["args"] = dict(e.get("args") or {})
+            e.setdefault("label", _slug(e["python"].rsplit(":", 1)[1]))
         elif "swf" in e:
             if e["swf"] != "default":
                 f = rel(e["swf"])
@@ -428,6 +439,7 @@ def load_campaign(path, output=None) -> Campaign:
         platforms=platforms, workloads=workloads, schedulers=schedulers, seeds=seeds,
         baseline=baseline, timeout=float(data["timeout"]) if "timeout" in data else None,
         engine=data.get("engine", "embedded"), tau=float(data.get("tau", 600.0)), raw=data,
+        engine_args=list(data.get("engine_args", [])),
     )
 
 
@@ -553,6 +565,8 @@ def _workload_inputs(campaign: Campaign, entry: dict, platform: dict, seed: int,
         path = Path(entry["file"])
         return [{"label": label, "part": None, "seeded": False, "path": str(path),
                  "identity": {"file": path.name, "sha256": _sha256_file(path)}}]
+    if "python" in entry:
+        return _python_workload(campaign, entry, seed, d)
     if "synthetic" in entry:
         syn = dict(entry["synthetic"])
         identity = {"synthetic": syn, "nb_res": platform["nb_res"], "seed": seed}
@@ -611,6 +625,55 @@ def _workload_inputs(campaign: Campaign, entry: dict, platform: dict, seed: int,
             for item in listed]
 
 
+def _python_workload(campaign: Campaign, entry: dict, seed: int, d: Path) -> list[dict]:
+    """Workload entry ``{python: "module:function", args: {...}}``: calls
+    ``function(seed=seed, **args)``, which returns one workload dict or a list
+    of them (parts ``0..k-1``). The function must be deterministic in its
+    arguments; the files are written once per (function, args, seed).
+
+    :raises InputError: the function cannot be imported, raises InputError /
+        OSError, or returns something else than dicts with ``jobs``.
+    """
+    import importlib
+
+    from iosched.workloads.convert import dump_workload
+
+    label = entry["label"]
+    modname, fname = entry["python"].rsplit(":", 1)
+    identity = {"python": entry["python"], "args": entry["args"], "seed": seed}
+    key = f"{label}-s{seed}-{_short_hash(identity)}"
+    index = d / f"{key}.parts.json"
+    listed = None
+    if index.is_file():
+        listed = json.loads(index.read_text(encoding="utf-8"))
+        if not all((d / item["file"]).is_file() for item in listed):
+            listed = None
+    if listed is None:
+        try:
+            fn = getattr(importlib.import_module(modname), fname)
+            got = fn(seed=seed, **entry["args"])
+        except (ImportError, AttributeError) as e:
+            raise InputError(f"{campaign.path}: workload {label!r}: cannot import "
+                             f"{entry['python']}: {_one_line(e)}") from None
+        except (InputError, OSError, TypeError) as e:
+            raise InputError(f"{campaign.path}: workload {label!r}: {_one_line(e)}") from None
+        single = isinstance(got, dict)
+        pieces = [got] if single else list(got)
+        if not pieces or not all(isinstance(w, dict) and "jobs" in w for w in pieces):
+            raise InputError(f"{campaign.path}: workload {label!r}: {entry['python']} must return "
+                             "a workload dict or a list of them")
+        listed = []
+        for k, w in enumerate(pieces):
+            part = None if single else k
+            name = f"{key}.json" if single else f"{key}-p{k}.json"
+            _write_if_changed(d / name, dump_workload(w))
+            listed.append({"part": part, "file": name, "sha256": _sha256_file(d / name)})
+        _write_if_changed(index, json.dumps(listed, indent=2, sort_keys=True) + "\n")
+    return [{"label": label, "part": item["part"], "seeded": True, "path": str(d / item["file"]),
+             "identity": {**identity, "part": item["part"], "sha256": item["sha256"]}}
+            for item in listed]
+
+
 def _scheduler_identity(entry: dict) -> dict:
     name = entry["name"]
     if os.path.isfile(name) and (name.endswith(".py") or os.sep in name):
@@ -656,6 +719,8 @@ def prepare_runs(campaign: Campaign) -> list[dict]:
                     identity = {"platform": plat["identity"], "workload": wl["identity"],
                                 "scheduler": _scheduler_identity(sentry), "options": options,
                                 "seed": seed, "engine": campaign.engine}
+                    if campaign.engine_args:  # absent when empty: older run ids unchanged
+                        identity["engine_args"] = list(campaign.engine_args)
                     part = "" if wl["part"] is None else f"-p{wl['part']}"
                     slug = f"{plat['label']}__{wl['label']}{part}__{sentry['label']}__s{seed}"
                     rid = f"{_slug(slug)}-{_short_hash(identity)}"
@@ -678,6 +743,7 @@ def prepare_runs(campaign: Campaign) -> list[dict]:
                         "engine": campaign.engine,
                         "timeout": campaign.timeout,
                         "tau": campaign.tau,
+                        "engine_args": list(campaign.engine_args),
                     })
     return runs
 
@@ -816,6 +882,7 @@ def execute_run(spec: dict) -> dict:
         })
         run_simulation(spec["platform"], spec["workload"], spec["scheduler"], d,
                        options=spec["options"], engine_cmd=spec["engine"],
+                       engine_args=spec.get("engine_args", ()),
                        timeout=spec["timeout"])
         metrics = write_metrics(d, nb_resources=spec["nb_res"], tau=spec["tau"])
         command = json.loads((d / "command.json").read_text(encoding="utf-8"))

@@ -37,7 +37,7 @@ from procset import ProcSet
 from iosched.availability import INF, AvailabilityProfile
 
 __all__ = ["Topology", "pool_name", "window", "bb_slots", "choose_nodes", "assign_bb",
-           "place", "earliest_placement", "earliest_nodes"]
+           "place", "earliest_placement", "earliest_nodes", "fit_at"]
 
 _NODE_RE = re.compile(r"^(?:.*?)(\d+)$")
 
@@ -212,32 +212,138 @@ def place(topo: Topology, free: ProcSet, free_pools: Mapping[str, float], n: int
     return ProcSet(*nodes), bb_of
 
 
-def _candidate_times(profile: AvailabilityProfile, after: float) -> list:
-    return [a for a, _b, _f, _p in profile.segments() if a >= after] or [after]
+_MASKS: dict = {}
+
+
+def _mask(ps: ProcSet) -> int:
+    """ProcSet -> int bit mask (bit ``i`` set iff ``i`` in ``ps``), cached by
+    object: the profile replaces its ProcSets and never mutates them, and the
+    cache holds a reference, so an ``id`` cannot be reused while cached."""
+    hit = _MASKS.get(id(ps))
+    if hit is not None and hit[0] is ps:
+        return hit[1]
+    m = 0
+    for itv in ps.intervals():
+        m |= (1 << (itv.sup + 1)) - (1 << itv.inf)
+    if len(_MASKS) > 50000:
+        _MASKS.clear()
+    _MASKS[id(ps)] = (ps, m)
+    return m
+
+
+def _choose_mask(topo: Topology, mask: int, n: int) -> list:
+    """:func:`choose_nodes` on a bit mask of free nodes (same answer)."""
+    order = topo.order
+    flags = [(mask >> c) & 1 for c in order]
+    N = len(order)
+    if n <= 0:
+        return []
+    if sum(flags) == N:
+        return order[:n]
+    run = 0
+    for i in range(2 * N):
+        if flags[i % N]:
+            run += 1
+            if run >= n:
+                start = i - n + 1
+                return [order[(start + k) % N] for k in range(n)]
+        else:
+            run = 0
+    return [c for c, f in zip(order, flags) if f][:n]
 
 
 def earliest_placement(profile: AvailabilityProfile, topo: Topology, n: int, bb: float,
-                       duration: float, after: Optional[float] = None) -> tuple:
+                       duration: float, after: Optional[float] = None,
+                       only_at: bool = False) -> tuple:
     """Earliest start at which ``n`` nodes and their burst buffers are free
     during ``[t, t + duration)``.
 
     Candidate times are ``after`` and the profile's breakpoints after it
-    (capacity only increases there).
+    (capacity only increases there). The request fits at ``t`` iff at least
+    ``n`` nodes are free on every segment of the window (their intersection)
+    and ``sum_s floor(min free_s / bb) >= n`` over the window (tolerance
+    ``1e-9`` of the pool total, as :func:`bb_slots`). Equivalent to calling
+    :func:`window` + :func:`place` at every candidate, in ``O(C * W)`` integer
+    operations (bit masks, no ProcSet copies) for ``C`` candidates and ``W``
+    segments per window; a segment that alone lacks nodes or burst-buffer
+    slots rules out every candidate whose window covers it, and those are
+    skipped.
 
+    :param only_at: test ``after`` only (the "fits now" query).
     :returns: ``(t, nodes ProcSet, {node: storage id})``, or ``(inf, None,
-        None)`` if the request never fits.
+        None)`` if the request never fits (or not at ``after`` with ``only_at``).
     """
     after = profile.now if after is None else max(after, profile.now)
-    totals = profile.pool_totals
-    times = _candidate_times(profile, after)
-    if times[0] > after:
-        times.insert(0, after)
-    for t in times:
-        free, pools = window(profile, t, duration)
-        got = place(topo, free, pools, n, bb, totals)
-        if got is not None:
-            return t, got[0], got[1]
+    starts, res, counts, pools, names, tols = profile.raw_view(after)
+    S = len(starts)
+    pidx = [names.index(pool_name(s)) for s in topo.bbs]
+    ptol = [tols[i] for i in pidx]
+    bad = [None] * S
+
+    def is_bad(k):  # segment k alone cannot hold the request
+        b = bad[k]
+        if b is None:
+            if counts[k] < n:
+                b = True
+            else:
+                pk = pools[k]
+                b = sum(int(math.floor((pk[i] + tl) / bb)) for i, tl in zip(pidx, ptol)) < n
+            bad[k] = b
+        return b
+
+    i = 0
+    while i < S:
+        t = after if i == 0 else starts[i]
+        end = t + duration
+        j = i
+        mask = -1
+        mins = None
+        ok = True
+        while j < S and (j == i or starts[j] < end):
+            if is_bad(j):
+                ok = False
+                break
+            mask &= _mask(res[j])
+            if mask.bit_count() < n:
+                ok = False
+                break
+            pk = pools[j]
+            if mins is None:
+                mins = [pk[x] for x in pidx]
+            else:
+                mins = [m if m <= pk[x] else pk[x] for m, x in zip(mins, pidx)]
+            j += 1
+        if ok:
+            slots = {s: int(math.floor((m + tl) / bb)) for s, m, tl in zip(topo.bbs, mins, ptol)}
+            if sum(slots.values()) >= n:
+                nodes = _choose_mask(topo, mask, n)
+                bb_of = assign_bb(topo, nodes, slots)
+                if bb_of is not None:
+                    return t, ProcSet(*nodes), bb_of
+            nxt = i + 1
+        elif bad[j]:
+            nxt = j + 1
+        else:
+            nxt = i + 1
+        if only_at:
+            break
+        i = nxt
     return INF, None, None
+
+
+def fit_at(profile: AvailabilityProfile, topo: Topology, n: int, bb: float, duration: float,
+           t: float) -> Optional[tuple]:
+    """Nodes and burst buffers for a request starting exactly at ``t``
+    (same answer as :func:`window` + :func:`place`).
+
+    :returns: ``(nodes ProcSet, {node: storage id})`` or None.
+    """
+    st, nodes, bb_of = earliest_placement(profile, topo, n, bb, duration, after=t, only_at=True)
+    return None if nodes is None else (nodes, bb_of)
+
+
+def _candidate_times(profile: AvailabilityProfile, after: float) -> list:
+    return [a for a, _b, _f, _p in profile.segments() if a >= after] or [after]
 
 
 def earliest_nodes(profile: AvailabilityProfile, topo: Topology, n: int, duration: float,

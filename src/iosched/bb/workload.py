@@ -63,7 +63,7 @@ from iosched.workloads.swf import read_swf
 __all__ = ["LOGNORM_S", "LOGNORM_LOC", "LOGNORM_SCALE", "BB_MIN", "SHORT_JOB", "SHORT_BB",
            "RUNTIME_FACTOR", "IO_BANDWIDTH", "COM_MEAN", "COM_STD", "NB_COMPUTE", "NB_STORAGE",
            "expected_bb_per_node", "expected_capacity_per_storage", "generate", "first_jobs",
-           "three_week_parts", "write_workload", "PART_SECONDS"]
+           "three_week_parts", "write_workload", "PART_SECONDS", "campaign_workload"]
 
 LOGNORM_S = 1.0972516604048774
 LOGNORM_LOC = -150361.59523836235     # KiB
@@ -228,3 +228,27 @@ def write_workload(workload: dict, path) -> None:
     lines.append("  }")
     lines.append("}")
     Path(path).write_text("\n".join(lines) + "\n")
+
+
+def campaign_workload(seed: int = 0, swf: str = "default", first: Optional[int] = None,
+                      parts: Optional[int] = None, part_days: float = 21.0):
+    """Campaign hook (``workloads: [{python: "iosched.bb.workload:campaign_workload",
+    args: {...}}]``, see ``docs/campaigns.md``): the burst-buffer workload of
+    :func:`generate` for a campaign seed.
+
+    :param seed: random seed (the campaign's seed).
+    :param swf: SWF path, or ``"default"`` (the KTH-SP2 log found by
+        :func:`iosched.workloads.cli.find_default_swf`).
+    :param first: keep the first ``first`` jobs (None: the whole log).
+    :param parts: if given, return :func:`three_week_parts` with that many
+        parts of ``part_days`` days (the paper: 16 parts of 21 days).
+    :returns: a workload dict, or a list of ``parts`` workload dicts.
+    :raises InputError: unreadable SWF or bad arguments.
+    """
+    if swf == "default":
+        from iosched.workloads.cli import find_default_swf
+        swf = find_default_swf()
+    w = generate(swf, seed=int(seed), first=first)
+    if parts is None:
+        return w
+    return three_week_parts(w, nb_parts=int(parts), length=float(part_days) * 24 * 3600)

@@ -1,0 +1,151 @@
+"""``python -m iosched.bb.bench``: speed of the burst-buffer schedulers.
+
+Two measurements (a benchmark, not a test: it asserts nothing and its
+figures depend on the machine), written to
+``results/bench/bb_kth1000_sjf-bb.json`` and printed:
+
+1. **sjf-bb on the first 1000 KTH jobs** (:func:`iosched.bb.workload.generate`,
+   seed 1) on ``platforms/dragonfly96.xml``, embedded engine with
+   ``--enable-dynamic-jobs``: wall time of the whole simulation (s, from the
+   scheduler's start to the end of both processes; target of issue 3: at
+   most 10 s), the engine's CPU time (s, ``getrusage``), and the engine /
+   scheduler split: ``scheduling_time`` of ``_schedule.csv`` is the wall time
+   (s) the engine waited for the scheduler's replies, the rest is the engine.
+2. **plan-2 time per scheduling decision** on the first ``--plan-jobs`` jobs
+   (default 200) of the same workload: the scheduler's ``stats`` option
+   records the wall-clock time of every plan pass; reported per queue-length
+   bucket: number of passes, searches skipped (no waiting job fits now),
+   median and p99 (s) of the passes that searched, and the whole run's wall
+   time.
+
+A machine calibration (:func:`iosched.bench.calibrate`) is recorded beside
+the figures.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import click
+
+from iosched.sched.registry import REPO_ROOT
+
+BUCKETS = ((1, 5), (6, 10), (11, 20), (21, 50), (51, 100), (101, 200), (201, 10 ** 9))
+
+
+def _pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+
+
+def decision_table(searches: list) -> list:
+    """Per queue-length bucket: passes, skipped, median/p99 seconds of searches.
+
+    :param searches: records of the scheduler's ``stats`` file.
+    :returns: list of dicts (buckets with at least one pass).
+    """
+    out = []
+    for lo, hi in BUCKETS:
+        recs = [r for r in searches if lo <= r["queue"] <= hi]
+        if not recs:
+            continue
+        done = [r["seconds"] for r in recs if not r.get("skipped")]
+        row = {"queue": f"{lo}-{hi}" if hi < 10 ** 9 else f">={lo}", "passes": len(recs),
+               "skipped": len(recs) - len(done)}
+        if done:
+            row.update(median_s=round(statistics.median(done), 5), p99_s=round(_pct(done, 0.99), 5),
+                       max_s=round(max(done), 5))
+        out.append(row)
+    return out
+
+
+def _run(platform, workload, policy, out, timeout, stats=None):
+    from iosched.runner import run_simulation
+
+    rusage = out / "rusage.json"
+    opts = {"policy": policy, "seed": 1}
+    if stats is not None:
+        opts["stats"] = str(stats)
+    t0 = time.perf_counter()
+    run_simulation(platform, workload, str(REPO_ROOT / "schedulers" / "burstbuffer.py"), out,
+                   options=opts, timeout=timeout,
+                   engine_args=["--enable-dynamic-jobs", "--rusage-file", str(rusage)])
+    wall = time.perf_counter() - t0
+    ru = json.loads(rusage.read_text())
+    with open(out / "out_schedule.csv") as f:
+        header, values = f.read().splitlines()[:2]
+    sched = dict(zip(header.split(","), values.split(",")))
+    waited = float(sched["scheduling_time"])
+    return {"wall_s": round(wall, 2), "engine_cpu_s": round(ru["user_s"] + ru["sys_s"], 2),
+            "engine_max_rss_mb": round(ru["max_rss_kb"] / 1024, 1),
+            "scheduler_s": round(waited, 2), "engine_s": round(wall - waited, 2),
+            "makespan_s": float(sched["makespan"])}
+
+
+@click.command(name="bb-bench")
+@click.option("--swf", type=click.Path(dir_okay=False), default=None,
+              help="SWF trace [default: ../shared/data/KTH-SP2-1996-2.1-cln.swf]")
+@click.option("--jobs", "nb_jobs", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option("--plan-jobs", type=click.IntRange(min=0), default=200, show_default=True,
+              help="jobs of the plan-2 decision-time run (0: skip it)")
+@click.option("--output", type=click.Path(file_okay=False), default=str(REPO_ROOT / "results" / "bench"),
+              show_default=True)
+def bench_command(swf, nb_jobs, plan_jobs, output):
+    """Time sjf-bb on the first KTH jobs and plan-2's decisions."""
+    from iosched.bb import workload as W
+    from iosched.bench import calibrate
+    from iosched.errors import InputError
+    from iosched.runner import RunError
+    from iosched.workloads.cli import find_default_swf
+
+    platform = REPO_ROOT / "platforms" / "dragonfly96.xml"
+    res = {"benchmark": f"bb_kth{nb_jobs}_sjf-bb", "platform": "dragonfly96",
+           "workload": f"iosched.bb.workload.generate(KTH-SP2, seed=1), first {nb_jobs} jobs",
+           "target_wall_s": 10.0}
+    try:
+        swf = swf or find_default_swf()
+        out = Path(output)
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="iosched-bb-bench-") as tmp:
+            tmp = Path(tmp)
+            w = W.generate(swf, seed=1, first=nb_jobs)
+            wl = tmp / "w.json"
+            W.write_workload(w, wl)
+            click.echo(f"bb bench: sjf-bb, {len(w['jobs'])} jobs...")
+            res["sjf_bb"] = _run(platform, wl, "sjf-bb", tmp / "sjf", 3600)
+            res["nb_jobs"] = len(w["jobs"])
+            if plan_jobs:
+                wp = tmp / "wp.json"
+                W.write_workload(W.first_jobs(w, plan_jobs), wp)
+                click.echo(f"bb bench: plan-2, {plan_jobs} jobs...")
+                stats = tmp / "stats.json"
+                run = _run(platform, wp, "plan-2", tmp / "plan", 7200, stats=stats)
+                searches = json.loads(stats.read_text())["searches"]
+                run["nb_jobs"] = plan_jobs
+                run["passes"] = len(searches)
+                run["searches"] = sum(1 for r in searches if not r.get("skipped"))
+                run["decisions"] = decision_table(searches)
+                res["plan_2"] = run
+    except (InputError, RunError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+    res["target_met"] = res["sjf_bb"]["wall_s"] <= res["target_wall_s"]
+    res["machine"] = {"python": sys.version.split()[0]}
+    res["calibration"] = calibrate()
+    path = out / f"bb_kth{nb_jobs}_sjf-bb.json"
+    path.write_text(json.dumps(res, indent=2, sort_keys=True) + "\n")
+    click.echo(json.dumps(res, indent=2, sort_keys=True))
+    click.echo(f"written to {path}")
+
+
+def main(argv=None):
+    """Entry point of ``python -m iosched.bb.bench``."""
+    return bench_command.main(args=argv, prog_name="python -m iosched.bb.bench", standalone_mode=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
