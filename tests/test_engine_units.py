@@ -199,3 +199,35 @@ def test_parse_alloc_errors(text, message):
 
     with pytest.raises(ProtocolError, match=message):
         Simulation._parse_alloc(SimpleNamespace(nb_res=8), text, "EXECUTE_JOB x")
+
+
+@pytest.mark.parametrize("profile", [
+    {"type": "parallel", "cpu": [1, 2.5], "com": [0, 1, 2, 0]},
+    {"type": "parallel", "com": [0, 1, 2, 0]},
+    {"type": "parallel_homogeneous", "cpu": 1, "com": 0, "generation_strategy": "DefinedAmountsSpreadUniformly"},
+    {"type": "parallel_homogeneous_total", "cpu": 1e9, "com": 1e6},
+    {"type": "parallel_homogeneous_pfs", "bytes_to_read": 1, "bytes_to_write": 0, "storage": "nfs"},
+    {"type": "data_staging", "nb_bytes": 3, "from": "a", "to": "b"},
+    {"type": "composed", "seq": ["x"], "repeat": 2},
+])
+def test_fast_profile_check_agrees_with_the_schema_on_valid_profiles(profile):
+    from iosched.engine.workload import _VALIDATORS, _fast_profile_ok
+
+    assert _fast_profile_ok(profile["type"], profile)
+    assert not list(_VALIDATORS[profile["type"]].iter_errors(profile))
+
+
+@given(st.sampled_from(["parallel", "parallel_homogeneous", "parallel_homogeneous_pfs",
+                        "data_staging", "composed", "delay"]),
+       st.dictionaries(st.sampled_from(["cpu", "com", "delay", "bytes_to_read", "bytes_to_write",
+                                        "storage", "nb_bytes", "from", "to", "seq", "repeat",
+                                        "generation_strategy"]),
+                       st.one_of(st.integers(-3, 3), st.floats(-1, 1e3, allow_nan=False), st.booleans(),
+                                 st.text(max_size=3), st.lists(st.integers(-1, 3), max_size=4),
+                                 st.lists(st.text(max_size=2), max_size=3))))
+def test_fast_profile_check_never_accepts_what_the_schema_rejects(ptype, fields):
+    from iosched.engine.workload import _VALIDATORS, _fast_profile_ok
+
+    profile = {"type": ptype, **fields}
+    if _fast_profile_ok(ptype, profile):
+        assert not list(_VALIDATORS[ptype].iter_errors(profile))

@@ -154,9 +154,41 @@ def _fast_job_ok(job: dict) -> bool:
     )
 
 
+_STRATEGIES = ("DefinedAmountsUsedForEachValue", "DefinedAmountsSpreadUniformly")
+
+
+def _nums_ok(xs) -> bool:
+    """A list of non-negative numbers (bools and strings excluded)."""
+    if type(xs) is not list:
+        return False
+    for x in xs:
+        if not ((type(x) is float or type(x) is int) and x >= 0):
+            return False
+    return True
+
+
 def _fast_profile_ok(ptype: str, p: dict) -> bool:
+    """Cheap check of the common, valid profiles (registered profiles can hold
+    matrices of thousands of numbers: jsonschema would take milliseconds);
+    ``False`` means: run the schema validator for the precise message."""
     if ptype == "delay":
         return _is_num(p.get("delay"))
+    if ptype == "parallel":
+        return (("cpu" not in p or _nums_ok(p["cpu"])) and ("com" not in p or _nums_ok(p["com"])))
+    if ptype in ("parallel_homogeneous", "parallel_homogeneous_total"):
+        return (_is_num(p.get("cpu")) and _is_num(p.get("com"))
+                and p.get("generation_strategy", _STRATEGIES[0]) in _STRATEGIES)
+    if ptype == "parallel_homogeneous_pfs":
+        return (_is_num(p.get("bytes_to_read")) and _is_num(p.get("bytes_to_write"))
+                and type(p.get("storage", "")) is str
+                and p.get("generation_strategy", _STRATEGIES[0]) in _STRATEGIES)
+    if ptype == "data_staging":
+        return _is_num(p.get("nb_bytes")) and type(p.get("from")) is str and type(p.get("to")) is str
+    if ptype == "composed":
+        seq = p.get("seq")
+        rep = p.get("repeat", 1)
+        return (type(seq) is list and len(seq) > 0 and all(type(x) is str for x in seq)
+                and type(rep) is int and rep >= 1)
     return False
 
 
