@@ -96,6 +96,30 @@ def calibrate(n: int = 5000) -> dict:
     return {"zmq_round_trip_us": round(rtt * 1e6, 1), "python_loop_1e7_s": round(loop, 3)}
 
 
+def cpu_times() -> tuple[float, float] | None:
+    """(steal, total) CPU jiffies of the machine from /proc/stat, or None.
+
+    The share of *steal* time (CPU taken by the hypervisor for other guests)
+    over a benchmark tells whether its figures are comparable: on this
+    machine type it was seen between 0 and 50 %."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()[1:]
+    except OSError:
+        return None
+    vals = [float(x) for x in fields]
+    steal = vals[7] if len(vals) > 7 else 0.0
+    return steal, sum(vals[:8])
+
+
+def steal_share(before, after) -> float | None:
+    """Share (0..1) of CPU time stolen by the hypervisor between two
+    :func:`cpu_times` readings."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return round((after[0] - before[0]) / (after[1] - before[1]), 3)
+
+
 @click.command(name="bench")
 @click.option("--swf", type=click.Path(dir_okay=False), default=None,
               help="SWF trace [default: ../shared/data/KTH-SP2-1996-2.1-cln.swf]")
@@ -134,11 +158,13 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, output):
             rusage = tmp / "rusage.json"
             click.echo(f"bench: {report.kept} jobs ({profiles} profiles, {report.summary()}), "
                        f"{nb_res}-node cluster, pybatsim easyBackfill, embedded engine...")
+            cpu0 = cpu_times()
             t0 = time.perf_counter()
             run_simulation(plat, wl, str(sched), tmp / "run", timeout=7200,
                                     quiet=quiet_scheduler,
                                     engine_args=["--rusage-file", str(rusage)])
             wall = time.perf_counter() - t0
+            steal = steal_share(cpu0, cpu_times())
             ru = json.loads(rusage.read_text())
             with open(tmp / "run" / "out_schedule.csv") as f:
                 header, values = f.read().splitlines()[:2]
@@ -169,6 +195,7 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, output):
                     "simgrid": str(sg_version)},
     }
     res["calibration"] = calibrate()
+    res["calibration"]["cpu_steal_share_during_run"] = steal
     res["target_met"] = (res["wall_s"] <= REFERENCE[profiles]["wall_s"]
                          and res["engine_max_rss_mb"] <= REFERENCE[profiles]["max_rss_mb"])
     path = out / f"kth_full_{profiles}.json"
