@@ -4,6 +4,13 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# This machine type's speed varies a lot (CPU steal up to 50 %): no per-example
+# deadline and no "input generation is slow" health check, so that property
+# tests fail on properties, not on timing. Tests may still set their own.
+settings.register_profile("iosched", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("iosched")
 
 REPO = Path(__file__).resolve().parent.parent
 
