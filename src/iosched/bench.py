@@ -120,6 +120,13 @@ def steal_share(before, after) -> float | None:
     return round((after[0] - before[0]) / (after[1] - before[1]), 3)
 
 
+def write_result(res: dict, path: Path) -> None:
+    """Write a benchmark result as sorted, indented JSON and print it."""
+    path.write_text(json.dumps(res, indent=2, sort_keys=True) + "\n")
+    click.echo(json.dumps(res, indent=2, sort_keys=True))
+    click.echo(f"written to {path}")
+
+
 @click.command(name="bench")
 @click.option("--swf", type=click.Path(dir_okay=False), default=None,
               help="SWF trace [default: ../shared/data/KTH-SP2-1996-2.1-cln.swf]")
@@ -198,10 +205,7 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, output):
     res["calibration"]["cpu_steal_share_during_run"] = steal
     res["target_met"] = (res["wall_s"] <= REFERENCE[profiles]["wall_s"]
                          and res["engine_max_rss_mb"] <= REFERENCE[profiles]["max_rss_mb"])
-    path = out / f"kth_full_{profiles}.json"
-    path.write_text(json.dumps(res, indent=2, sort_keys=True) + "\n")
-    click.echo(json.dumps(res, indent=2, sort_keys=True))
-    click.echo(f"written to {path}")
+    write_result(res, out / f"kth_full_{profiles}.json")
 
 
 def main(argv=None):

@@ -78,6 +78,8 @@ import yaml
 
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError
+from iosched.errors import one_line as _one_line
+from iosched.runner import yaml_error_text
 
 __all__ = [
     "CAMPAIGN_SCHEMA",
@@ -192,10 +194,6 @@ CAMPAIGN_SCHEMA: dict = {
 
 # --------------------------------------------------------------------------
 # small helpers
-
-
-def _one_line(text: Any) -> str:
-    return " ".join(str(text).split())
 
 
 def _canonical(obj: Any) -> str:
@@ -335,9 +333,7 @@ def load_campaign(path, output=None) -> Campaign:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise InputError(f"{p}: invalid YAML: {_one_line(getattr(e, 'problem', None) or e)}{where}") from None
+        raise InputError(f"{p}: invalid YAML: {yaml_error_text(e)}") from None
     if not isinstance(data, dict):
         raise InputError(f"{p}: expected a mapping with the fields name, platforms, workloads, "
                          f"schedulers")

@@ -6,6 +6,12 @@ print it as-is and exit non-zero without a traceback.
 """
 
 
+def one_line(text) -> str:
+    """Collapse *text* (any object, via ``str``) to one line: whitespace runs,
+    newlines included, become single spaces."""
+    return " ".join(str(text).split())
+
+
 class InputError(ValueError):
     """Bad user input: one-line message naming the file, field or event."""
 

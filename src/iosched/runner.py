@@ -71,6 +71,7 @@ import psutil
 import yaml
 
 from iosched.errors import InputError
+from iosched.errors import one_line as _one_line
 
 __all__ = [
     "RunError",
@@ -173,11 +174,6 @@ class RunResult:
 
 # --------------------------------------------------------------------------
 # small helpers
-
-
-def _one_line(text) -> str:
-    """Collapse *text* to one line (no control characters)."""
-    return " ".join(str(text).split())
 
 
 def _fmt_s(seconds: float) -> str:
@@ -804,7 +800,8 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
 # robin files
 
 
-def _yaml_error_text(e: yaml.YAMLError) -> str:
+def yaml_error_text(e: yaml.YAMLError) -> str:
+    """One line describing a YAML parse error, with its line and column."""
     mark = getattr(e, "problem_mark", None)
     problem = getattr(e, "problem", None) or str(e)
     where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -882,7 +879,7 @@ def load_robin(path) -> dict:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise InputError(f"{p}: invalid YAML: {_yaml_error_text(e)}") from None
+        raise InputError(f"{p}: invalid YAML: {yaml_error_text(e)}") from None
     if not isinstance(data, dict):
         raise InputError(f"{p}: expected a mapping with the robin fields "
                          f"{', '.join(ROBIN_FIELDS)}")

@@ -98,7 +98,7 @@ def _run(platform, workload, policy, out, timeout, stats=None):
 def bench_command(swf, nb_jobs, plan_jobs, output):
     """Time sjf-bb on the first KTH jobs and plan-2's decisions."""
     from iosched.bb import workload as W
-    from iosched.bench import calibrate
+    from iosched.bench import calibrate, write_result
     from iosched.errors import InputError
     from iosched.runner import RunError
     from iosched.workloads.cli import find_default_swf
@@ -136,10 +136,7 @@ def bench_command(swf, nb_jobs, plan_jobs, output):
     res["target_met"] = res["sjf_bb"]["wall_s"] <= res["target_wall_s"]
     res["machine"] = {"python": sys.version.split()[0]}
     res["calibration"] = calibrate()
-    path = out / f"bb_kth{nb_jobs}_sjf-bb.json"
-    path.write_text(json.dumps(res, indent=2, sort_keys=True) + "\n")
-    click.echo(json.dumps(res, indent=2, sort_keys=True))
-    click.echo(f"written to {path}")
+    write_result(res, out / f"bb_kth{nb_jobs}_sjf-bb.json")
 
 
 def main(argv=None):

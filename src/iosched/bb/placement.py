@@ -144,10 +144,15 @@ def choose_nodes(topo: Topology, free: ProcSet, n: int) -> Optional[list]:
     total = sum(flags)
     if total < n or n <= 0:
         return None if n > 0 else []
+    return _first_run(order, flags, n)
+
+
+def _first_run(order: list, flags: list, n: int) -> list:
+    """The first ``n`` consecutive free nodes of the cyclic topology order
+    (``flags[i]``: ``order[i]`` is free), else the first ``n`` free ones."""
     N = len(order)
-    if total == N:
+    if sum(flags) == N:
         return order[:n]
-    # first run start: a free node preceded by a non-free one (cyclic)
     run = 0
     # scan twice around the ring to catch runs crossing the end
     for i in range(2 * N):
@@ -233,23 +238,10 @@ def _mask(ps: ProcSet) -> int:
 
 def _choose_mask(topo: Topology, mask: int, n: int) -> list:
     """:func:`choose_nodes` on a bit mask of free nodes (same answer)."""
-    order = topo.order
-    flags = [(mask >> c) & 1 for c in order]
-    N = len(order)
     if n <= 0:
         return []
-    if sum(flags) == N:
-        return order[:n]
-    run = 0
-    for i in range(2 * N):
-        if flags[i % N]:
-            run += 1
-            if run >= n:
-                start = i - n + 1
-                return [order[(start + k) % N] for k in range(n)]
-        else:
-            run = 0
-    return [c for c, f in zip(order, flags) if f][:n]
+    order = topo.order
+    return _first_run(order, [(mask >> c) & 1 for c in order], n)
 
 
 def earliest_placement(profile: AvailabilityProfile, topo: Topology, n: int, bb: float,
