@@ -47,7 +47,8 @@ from procset import ProcSet
 
 from iosched.availability import INF, AvailabilityProfile
 from iosched.bb import model, plan
-from iosched.bb.placement import Topology, earliest_nodes, earliest_placement, fit_at, pool_name
+from iosched.bb.placement import (PlanTimeline, Topology, earliest_nodes, earliest_placement, fit_at,
+                                  pool_name)
 from iosched.errors import InputError
 
 #: Burst-buffer capacity per storage node (bytes): the expected request of a
@@ -331,7 +332,7 @@ class Burstbuffer(BatsimScheduler):
             stack.clear()
         for w, t, nodes, bb_of in planned:
             if nodes is not None and t <= now:
-                self._start(w, now, nodes, bb_of)
+                self._start(w, now, ProcSet(*nodes), bb_of)
         rec.update(skipped=False, cost=res.cost, evaluations=res.evaluations,
                    exhaustive=res.exhaustive, annealed=res.annealed, t0=res.t0,
                    placements=stack.placements, order=[w.job.id for w in res.order],
@@ -340,28 +341,28 @@ class Burstbuffer(BatsimScheduler):
 
 
 class _PlanStack:
-    """Incremental list scheduling of orders on the scheduler's profile.
+    """Incremental list scheduling of orders on a :class:`PlanTimeline` of
+    the scheduler's profile (the profile itself is never modified).
 
-    The reservations of the last evaluated order stay in the profile; the next
-    order reuses its longest common prefix with it (removing only the
-    reservations after the prefix, newest first) and places the rest. A swap
-    of positions ``i < j`` in simulated annealing thus re-places only the
-    jobs from ``i`` on. Placements and costs are those of list-scheduling the
-    order from scratch (same earliest starts, same summation order of the
-    cost). :meth:`clear` must be called before the profile is used otherwise.
+    The placements of the last evaluated order stay pushed on the timeline;
+    the next order reuses its longest common prefix with it (popping only the
+    placements after the prefix) and places the rest. A swap of positions
+    ``i < j`` in simulated annealing thus re-places only the jobs from ``i``
+    on. Placements and costs are those of list-scheduling the order from
+    scratch (same earliest starts, same summation order of the cost).
     """
 
     def __init__(self, sched, now):
         self.s, self.now = sched, now
-        self.order, self.held, self.out, self.cum = [], [], [], []
+        self.tl = PlanTimeline(sched.profile, sched.topology, now)
+        self.order, self.pushed, self.out, self.cum = [], [], [], []
         self.placements = 0
 
     def _pop_to(self, p):
-        prof = self.s.profile
+        tl = self.tl
         while len(self.order) > p:
-            r = self.held.pop()
-            if r is not None:
-                prof.remove(r)
+            if self.pushed.pop():
+                tl.pop()
             self.order.pop()
             self.out.pop()
             self.cum.pop()
@@ -372,25 +373,21 @@ class _PlanStack:
     def evaluate(self, order):
         """Cost ``sum (start - submit) ** alpha`` of list-scheduling ``order`` (inf
         if a job never fits)."""
-        s = self.s
         p, L, cur = 0, min(len(order), len(self.order)), self.order
         while p < L and order[p] is cur[p]:
             p += 1
         self._pop_to(p)
         cost = self.cum[-1] if self.cum else 0.0
-        prof, topo, now, alpha = s.profile, s.topology, self.now, s.alpha
+        tl, alpha = self.tl, self.s.alpha
         for w in order[p:]:
             self.placements += 1
-            t, nodes, bb_of = earliest_placement(prof, topo, w.nodes, w.bb, w.estimate, after=now)
-            if t == INF:
+            t, nodes, bb_of = tl.place(w.nodes, w.bb, w.estimate)
+            if nodes is None:
                 cost = INF
-                r = None
-                nodes = bb_of = None
             else:
-                r = prof.reserve(t, t + w.estimate, nodes, s._pools(bb_of, w.bb), tag=("plan", w.job.id))
                 cost += max(0.0, t - w.subtime) ** alpha
             self.order.append(w)
-            self.held.append(r)
+            self.pushed.append(nodes is not None)
             self.out.append((w, t, nodes, bb_of))
             self.cum.append(cost)
         return cost

@@ -28,6 +28,7 @@ storage node, named ``bb:<resource id>`` (bytes).
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from typing import Mapping, Optional
@@ -35,9 +36,10 @@ from typing import Mapping, Optional
 from procset import ProcSet
 
 from iosched.availability import INF, AvailabilityProfile
+from iosched.bb.model import bb_held
 
 __all__ = ["Topology", "pool_name", "window", "bb_slots", "choose_nodes", "assign_bb",
-           "place", "earliest_placement", "earliest_nodes", "fit_at"]
+           "place", "earliest_placement", "earliest_nodes", "fit_at", "PlanTimeline"]
 
 _NODE_RE = re.compile(r"^(?:.*?)(\d+)$")
 
@@ -355,3 +357,137 @@ def earliest_nodes(profile: AvailabilityProfile, topo: Topology, n: int, duratio
         if nodes is not None:
             return t, ProcSet(*nodes)
     return INF, None
+
+
+class PlanTimeline:
+    """The free capacity of a profile from ``now`` on, for list-scheduling
+    many orders of a queue (plan-based policies) without touching the profile.
+
+    State: segment starts (s; the first is ``now``, the last segment extends
+    to infinity), per segment the free compute nodes as an int bit mask and
+    the free bytes of each burst-buffer node (tuple in ``topo.bbs`` order).
+    :meth:`place` reserves the earliest placement of a request and pushes the
+    new state; :meth:`pop` restores the previous state in O(1) (states are
+    immutable lists shared between stack levels, a reservation copies the
+    ``O(S)`` segment lists once).
+
+    Placements are those of :func:`earliest_placement` followed by
+    ``AvailabilityProfile.reserve`` on the profile (same candidate times,
+    nodes, burst buffers and floating-point pool arithmetic); checked by
+    ``tests/test_bb_placement.py``.
+
+    :param profile: the scheduler's profile (pools ``bb:<id>`` for every
+        storage node of ``topo``); not modified.
+    :param now: current time (s), ``>= profile.now``.
+    :raises ProfileError: if ``now`` is before the profile's ``now``.
+    """
+
+    __slots__ = ("topo", "now", "tols", "_states", "_order", "_pos")
+
+    def __init__(self, profile: AvailabilityProfile, topo: Topology, now: float):
+        starts, res, _counts, pools, names, tols = profile.raw_view(now)
+        pidx = [names.index(pool_name(s)) for s in topo.bbs]
+        self.topo, self.now = topo, float(now)
+        self.tols = [tols[i] for i in pidx]
+        st = list(starts)
+        st[0] = self.now
+        self._states = [(st, [_mask(r) for r in res], [tuple(pk[i] for i in pidx) for pk in pools])]
+        self._pos = {s: k for k, s in enumerate(topo.bbs)}
+
+    def __len__(self) -> int:
+        """Number of reservations pushed."""
+        return len(self._states) - 1
+
+    def pop(self) -> None:
+        """Undo the last :meth:`place` that reserved (IndexError if none)."""
+        if len(self._states) == 1:
+            raise IndexError("PlanTimeline.pop: nothing placed")
+        self._states.pop()
+
+    def earliest(self, n: int, bb: float, duration: float) -> tuple:
+        """Earliest ``(t, nodes list, {node: storage id})`` for ``n`` nodes x
+        ``bb`` bytes during ``duration`` s, on the current state, or
+        ``(inf, None, None)``. Nothing is reserved."""
+        st, masks, free = self._states[-1]
+        topo, tols = self.topo, self.tols
+        S = len(st)
+        bad = [None] * S
+        i = 0
+        while i < S:
+            t = st[i]
+            end = t + duration
+            j = i
+            mask = -1
+            mins = None
+            ok = True
+            while j < S and (j == i or st[j] < end):
+                b = bad[j]
+                if b is None:
+                    m = masks[j]
+                    b = m.bit_count() < n or \
+                        sum(int(math.floor((f + tl) / bb)) for f, tl in zip(free[j], tols)) < n
+                    bad[j] = b
+                if b:
+                    ok = False
+                    break
+                mask &= masks[j]
+                if mask.bit_count() < n:
+                    ok = False
+                    break
+                fj = free[j]
+                mins = list(fj) if mins is None else [m if m <= f else f for m, f in zip(mins, fj)]
+                j += 1
+            if ok:
+                slots = {s: int(math.floor((m + tl) / bb)) for s, m, tl in zip(topo.bbs, mins, tols)}
+                if sum(slots.values()) >= n:
+                    nodes = _choose_mask(topo, mask, n)
+                    bb_of = assign_bb(topo, nodes, slots)
+                    if bb_of is not None:
+                        return t, nodes, bb_of
+                i += 1
+            elif bad[j]:
+                i = j + 1
+            else:
+                i += 1
+        return INF, None, None
+
+    def place(self, n: int, bb: float, duration: float) -> tuple:
+        """:meth:`earliest`, then reserve it for ``duration`` s (a new state
+        is pushed only when the request fits).
+
+        :returns: ``(t, nodes list, {node: storage id})`` or ``(inf, None, None)``.
+        """
+        t, nodes, bb_of = self.earliest(n, bb, duration)
+        if nodes is None:
+            return t, nodes, bb_of
+        st, masks, free = self._states[-1]
+        end = t + duration
+        st, masks, free = list(st), list(masks), list(free)
+        i = bisect.bisect_right(st, t) - 1
+        if st[i] < t:
+            i += 1
+            st.insert(i, t)
+            masks.insert(i, masks[i - 1])
+            free.insert(i, free[i - 1])
+        if end == INF:
+            j = len(st)
+        else:
+            j = bisect.bisect_right(st, end) - 1
+            if st[j] < end:
+                j += 1
+                st.insert(j, end)
+                masks.insert(j, masks[j - 1])
+                free.insert(j, free[j - 1])
+        take = 0
+        for c in nodes:
+            take |= 1 << c
+        keep = ~take
+        held = [(self._pos[s], b) for s, b in bb_held(bb_of, bb).items()]
+        for k in range(i, j):
+            masks[k] &= keep
+            f = list(free[k])
+            for x, b in held:
+                f[x] = f[x] - b
+            free[k] = tuple(f)
+        self._states.append((st, masks, free))
+        return t, nodes, bb_of

@@ -1,0 +1,103 @@
+"""Placement on the availability profile: the fast paths give the answers of
+the plain definitions (window + place at every candidate time; profile
+reservations), on random profiles of a dragonfly96-shaped machine."""
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from procset import ProcSet
+
+from iosched.availability import INF, AvailabilityProfile
+from iosched.bb.model import bb_held
+from iosched.bb.placement import (PlanTimeline, Topology, earliest_placement, place, pool_name,
+                                  window)
+
+COMPUTE = {i: f"node_{i}" for i in range(108) if i % 9}
+STORAGE = {i: f"node_{i}" for i in range(0, 108, 9)}
+TOPO = Topology(COMPUTE, STORAGE)
+CAP = 40e9
+
+request = st.tuples(st.integers(1, 40), st.sampled_from([1e8, 2.5e9, 7e9, 13e9, 39e9]),
+                    st.sampled_from([10.0, 60.0, 300.0, 3600.0, 7200.0]))
+
+
+def _profile(busy):
+    """A profile at now=100 with running jobs ``busy`` placed at their
+    earliest start (list of (n, bb, duration))."""
+    prof = AvailabilityProfile(ProcSet(*COMPUTE), {pool_name(s): CAP for s in STORAGE}, now=100.0)
+    for n, bb, d in busy:
+        t, nodes, bb_of = earliest_placement(prof, TOPO, n, bb, d, after=100.0)
+        if nodes is not None:
+            prof.reserve(t, t + d, nodes, {pool_name(s): b for s, b in bb_held(bb_of, bb).items()})
+    return prof
+
+
+def _brute_earliest(prof, n, bb, d):
+    times = sorted({100.0} | {a for a, _b, _f, _p in prof.segments() if a >= 100.0})
+    for t in times:
+        free, pools = window(prof, t, d)
+        got = place(TOPO, free, pools, n, bb, totals={pool_name(s): CAP for s in STORAGE})
+        if got is not None:
+            return t, got[0], got[1]
+    return INF, None, None
+
+
+@settings(max_examples=40)
+@given(st.lists(request, max_size=12), request)
+def test_earliest_placement_equals_window_and_place(busy, req):
+    prof = _profile(busy)
+    got = earliest_placement(prof, TOPO, *req, after=100.0)
+    want = _brute_earliest(prof, *req)
+    assert got[0] == want[0]
+    if want[1] is not None:
+        assert list(got[1]) == list(want[1]) and got[2] == want[2]
+
+
+@settings(max_examples=40)
+@given(st.lists(request, max_size=10), st.lists(request, min_size=1, max_size=8),
+       st.integers(0, 7))
+def test_plan_timeline_equals_profile_reservations(busy, plan, undo):
+    prof = _profile(busy)
+    tl = PlanTimeline(prof, TOPO, 100.0)
+    placed = []
+    for n, bb, d in plan:
+        t, nodes, bb_of = earliest_placement(prof, TOPO, n, bb, d, after=100.0)
+        got = tl.place(n, bb, d)
+        assert got[0] == t
+        if nodes is None:
+            assert got[1] is None
+            continue
+        assert sorted(got[1]) == list(nodes) and got[2] == bb_of
+        placed.append(prof.reserve(t, t + d, nodes,
+                                   {pool_name(s): b for s, b in bb_held(bb_of, bb).items()}))
+    assert len(tl) == len(placed)
+    # undo the last reservations on both sides: the next answers agree again
+    k = min(undo, len(placed))
+    for _ in range(k):
+        tl.pop()
+        prof.remove(placed.pop())
+    n, bb, d = plan[0]
+    t, nodes, bb_of = earliest_placement(prof, TOPO, n, bb, d, after=100.0)
+    e = tl.earliest(n, bb, d)
+    assert (e[0], None if e[1] is None else sorted(e[1]), e[2]) == (t, None if nodes is None else list(nodes), bb_of)
+
+
+def test_plan_timeline_leaves_profile_untouched_and_pop_checks():
+    prof = _profile([(30, 7e9, 600.0)])
+    before = list(prof.segments())
+    tl = PlanTimeline(prof, TOPO, 100.0)
+    t, nodes, _ = tl.place(96 - 30, 1e8, 60.0)
+    assert t == 100.0 and len(nodes) == 66
+    t2, _, _ = tl.place(10, 1e8, 60.0)
+    assert t2 == 160.0          # the machine is full until the 60 s job ends
+    assert list(prof.segments()) == before
+    tl.pop()
+    tl.pop()
+    try:
+        tl.pop()
+    except IndexError:
+        pass
+    else:
+        raise AssertionError("pop on an empty timeline must raise")
+    assert math.isinf(tl.place(97, 1e8, 1.0)[0])
