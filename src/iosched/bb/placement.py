@@ -95,6 +95,12 @@ class Topology:
             self.order = sorted(compute)
             self.tiers = {c: [list(self.bbs)] for c in compute}
         self.position = {c: i for i, c in enumerate(self.order)}
+        #: memo of the node and burst-buffer choices (pure functions of the
+        #: free masks and slots): ``(mask, n) -> nodes`` and
+        #: ``(mask, n, bb, slots) -> (nodes, bb_of, held)``; values are shared,
+        #: never mutate them.
+        self.cache: dict = {}
+        self.assign_cache: dict = {}
 
 
 def window(profile: AvailabilityProfile, t: float, duration: float) -> tuple:
@@ -242,8 +248,16 @@ def _choose_mask(topo: Topology, mask: int, n: int) -> list:
     """:func:`choose_nodes` on a bit mask of free nodes (same answer)."""
     if n <= 0:
         return []
-    order = topo.order
-    return _first_run(order, [(mask >> c) & 1 for c in order], n)
+    cache = topo.cache
+    key = (mask, n)
+    hit = cache.get(key)
+    if hit is None:
+        order = topo.order
+        hit = _first_run(order, [(mask >> c) & 1 for c in order], n)
+        if len(cache) > 200000:
+            cache.clear()
+        cache[key] = hit
+    return hit
 
 
 def earliest_placement(profile: AvailabilityProfile, topo: Topology, n: int, bb: float,
@@ -407,9 +421,14 @@ class PlanTimeline:
     def earliest(self, n: int, bb: float, duration: float) -> tuple:
         """Earliest ``(t, nodes list, {node: storage id})`` for ``n`` nodes x
         ``bb`` bytes during ``duration`` s, on the current state, or
-        ``(inf, None, None)``. Nothing is reserved."""
+        ``(inf, None, None)``. Nothing is reserved. The returned list and
+        dict are shared with a memo: do not modify them."""
+        return self._earliest(n, bb, duration)[:3]
+
+    def _earliest(self, n, bb, duration):
         st, masks, free = self._states[-1]
-        topo, tols = self.topo, self.tols
+        topo, tols, pos = self.topo, self.tols, self._pos
+        acache = topo.assign_cache
         S = len(st)
         bad = [None] * S
         i = 0
@@ -438,26 +457,37 @@ class PlanTimeline:
                 mins = list(fj) if mins is None else [m if m <= f else f for m, f in zip(mins, fj)]
                 j += 1
             if ok:
-                slots = {s: int(math.floor((m + tl) / bb)) for s, m, tl in zip(topo.bbs, mins, tols)}
-                if sum(slots.values()) >= n:
-                    nodes = _choose_mask(topo, mask, n)
-                    bb_of = assign_bb(topo, nodes, slots)
-                    if bb_of is not None:
-                        return t, nodes, bb_of
+                slots = tuple(int(math.floor((m + tl) / bb)) for m, tl in zip(mins, tols))
+                if sum(slots) >= n:
+                    key = (mask, n, bb, slots)
+                    hit = acache.get(key)
+                    if hit is None:
+                        nodes = _choose_mask(topo, mask, n)
+                        bb_of = assign_bb(topo, nodes, dict(zip(topo.bbs, slots)))
+                        held = None
+                        if bb_of is not None:
+                            held = [(pos[x], b) for x, b in bb_held(bb_of, bb).items()]
+                        hit = (nodes, bb_of, held)
+                        if len(acache) > 200000:
+                            acache.clear()
+                        acache[key] = hit
+                    if hit[1] is not None:
+                        return (t,) + hit
                 i += 1
             elif bad[j]:
                 i = j + 1
             else:
                 i += 1
-        return INF, None, None
+        return INF, None, None, None
 
     def place(self, n: int, bb: float, duration: float) -> tuple:
         """:meth:`earliest`, then reserve it for ``duration`` s (a new state
         is pushed only when the request fits).
 
-        :returns: ``(t, nodes list, {node: storage id})`` or ``(inf, None, None)``.
+        :returns: ``(t, nodes list, {node: storage id})`` or ``(inf, None,
+            None)``; the list and dict are shared with a memo (do not modify).
         """
-        t, nodes, bb_of = self.earliest(n, bb, duration)
+        t, nodes, bb_of, held = self._earliest(n, bb, duration)
         if nodes is None:
             return t, nodes, bb_of
         st, masks, free = self._states[-1]
@@ -482,7 +512,6 @@ class PlanTimeline:
         for c in nodes:
             take |= 1 << c
         keep = ~take
-        held = [(self._pos[s], b) for s, b in bb_held(bb_of, bb).items()]
         for k in range(i, j):
             masks[k] &= keep
             f = list(free[k])
