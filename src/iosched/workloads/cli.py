@@ -113,3 +113,48 @@ def swf2json(paths, nb_res, first, start, end, profile_type, speed):
         click.echo(f"note: {report.walltime_raised} jobs ran longer than requested: walltime set to their run time")
     if report.without_walltime:
         click.echo(f"note: {report.without_walltime} jobs have no requested time: no walltime")
+
+
+@workload_command.command(name="bb", cls=OneLineErrorCommand)
+@click.argument("paths", nargs=-1, metavar="[SWF] OUT")
+@click.option("--seed", type=int, default=1, show_default=True, help="random seed of the burst-buffer draws")
+@click.option("--first", type=click.IntRange(min=1), default=None, help="keep only the first N jobs")
+@click.option("--parts", type=click.IntRange(min=1), default=None,
+              help="cut into this many consecutive parts (the paper: 16); OUT is then a folder")
+@click.option("--part-days", type=click.FloatRange(min=0, min_open=True), default=21.0, show_default=True,
+              help="length of a part in days")
+def bb_workload(paths, seed, first, parts, part_days):
+    """Burst-buffer workload (Kopanski & Rzadca, Euro-Par 2021) of an SWF log
+    (default: the shared KTH-SP2 trace) for platforms/dragonfly96.xml.
+
+    Writes OUT (a Batsim workload JSON), or with --parts the files
+    OUT/part-00.json ... Each job gets a burst-buffer request per node, a
+    computation and a communication volume (docs/burst-buffers.md); the same
+    seed gives byte-identical files. Run it with a burst-buffer policy, e.g.
+    `iosched run -p platforms/dragonfly96.xml -w OUT -s sjf-bb -o DIR`.
+    """
+    from iosched.bb import workload as W
+
+    if len(paths) == 1:
+        swf, out = _default_swf(), Path(paths[0])
+    elif len(paths) == 2:
+        swf, out = paths[0], Path(paths[1])
+    else:
+        raise click.ClickException(f"bb: expected [SWF] OUT, got {len(paths)} arguments")
+    try:
+        w = W.generate(swf, seed=seed, first=first)
+        if parts is None:
+            W.write_workload(w, out)
+            click.echo(f"wrote {out}: {len(w['jobs'])} jobs (seed {seed}, {w.get('dropped', 0)} dropped)")
+            return
+        out.mkdir(parents=True, exist_ok=True)
+        pieces = W.three_week_parts(w, nb_parts=parts, length=part_days * 86400.0)
+        for k, p in enumerate(pieces):
+            W.write_workload(p, out / f"part-{k:02d}.json")
+        click.echo(f"wrote {out}/part-00.json .. part-{len(pieces) - 1:02d}.json: "
+                   f"{sum(len(p['jobs']) for p in pieces)} jobs in {len(pieces)} parts of {part_days:g} days "
+                   f"(seed {seed})")
+    except InputError as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"{out}: cannot write: {exc.strerror or exc}") from None
