@@ -190,3 +190,11 @@ def test_registry_names():
         path, opts = resolve(name)
         assert path == SCHED.resolve()
         assert opts["policy"] in ("fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "plan-1", "plan-2", "plan-3")
+
+
+@pytest.mark.parametrize("policy", ["sjf-bb", "plan-2"])
+def test_empty_workload_ends_cleanly(tmp_path, policy):
+    # a workload with no job still has a static submitter: the engine notifies
+    # no_more_static_job_to_submit, the scheduler closes the registration
+    rows, _ = run(tmp_path, policy, {"nb_res": 4, "profiles": {}, "jobs": []})
+    assert rows == []

@@ -618,7 +618,7 @@ class Simulation:
                 self._post(self.now, Lmm, P_BYE)
         elif kind == P_BYE:
             self.submitter_done = True
-            if self.static_jobs:
+            if self.workloads:  # a static submitter per workload, even an empty one
                 self._emit("NOTIFY", {"type": "no_more_static_job_to_submit"})
         elif kind == P_COMPLETED:
             self._emit("JOB_COMPLETED", data)
