@@ -13,7 +13,11 @@
   when the baseline run is missing or failed, or its value is 0 or NaN.
 * :func:`write_table`: ``runs.parquet`` (pyarrow) and ``runs.csv``.
 * :func:`job_table`: per-job metrics of every finished run, with the run's
-  parameters (for ECDFs and tail plots).
+  parameters (for ECDFs and tail plots). Burst-buffer runs are merged into
+  their workload jobs (:func:`iosched.metrics.merge_runs`): one row per
+  workload job, waiting time from its real submission, compute nodes only;
+  the runs table's metrics come from each run's ``metrics.json``, computed
+  the same way (``nb_runs_merged`` says how many runs were merged).
 * Figures (PNG, matplotlib Agg canvas, fixed size/dpi and metadata, so the
   same data gives the same bytes): :func:`plot_ratio_boxes`,
   :func:`plot_ecdf`, :func:`plot_tail`; Gantt charts and utilization/queue
@@ -60,10 +64,11 @@ PARAM_COLUMNS = ("run_id", "status", "reason", "platform", "workload", "part", "
 #: Metric columns of the runs table (floats; NaN for a run not finished).
 METRIC_COLUMNS = tuple(f"{m}_{s}" for m in JOB_METRICS for s in STATISTICS) + (
     "makespan", "utilization", "busy_node_seconds", "nb_resources", "nb_jobs",
-    "nb_jobs_started", "nb_jobs_rejected", "slowdown_nb_undefined")
-#: Metric columns holding counts (nullable Int64 in the table).
+    "nb_jobs_started", "nb_jobs_rejected", "slowdown_nb_undefined", "nb_runs_merged")
+#: Metric columns holding counts (nullable Int64 in the table; ``nb_runs_merged``
+#: is missing for runs whose metrics.json predates it).
 INT_METRIC_COLUMNS = ("nb_resources", "nb_jobs", "nb_jobs_started", "nb_jobs_rejected",
-                      "slowdown_nb_undefined")
+                      "slowdown_nb_undefined", "nb_runs_merged")
 #: Metrics normalised by the baseline in :func:`add_ratios`.
 RATIO_METRICS = ("waiting_time_mean", "waiting_time_max", "turnaround_mean", "slowdown_mean",
                  "bounded_slowdown_mean", "makespan", "utilization")
@@ -228,6 +233,12 @@ def job_table(campaign_dir, runs: pd.DataFrame, tau: float = 600.0) -> pd.DataFr
     :func:`campaign_table`), with columns ``run_id``, ``platform``,
     ``workload``, ``part``, ``scheduler``, ``seed`` prepended to those of
     :func:`iosched.metrics.job_metrics` (times in s).
+
+    Each run's jobs CSV is read with :func:`iosched.metrics.load_jobs`,
+    which merges the burst-buffer runs (workload ``bb``) into the REJECTED
+    workload jobs they run (:func:`iosched.metrics.merge_runs`): one row per
+    workload job, ``waiting_time`` = run start - static submission,
+    ``nb_allocated`` = its compute nodes.
 
     :raises InputError: a finished run's jobs CSV is unreadable.
     """

@@ -50,7 +50,6 @@ separate data-staging jobs instead (stated in ``docs/burst-buffers.md``).
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
@@ -256,42 +255,47 @@ def build_run(static_id: str, req: JobRequest, compute: Sequence[int], bb_of: Ma
 
 
 def merge_job_rows(rows, workload: str = "w0") -> list:
-    """Per-workload-job records from a Batsim ``_jobs.csv``.
+    """Per-workload-job records from a Batsim ``_jobs.csv`` (a thin view of
+    :func:`iosched.metrics.merge_runs`, which the metrics use).
 
-    The workload job ``w0!J`` is REJECTED when its run ``bb!J`` starts; its
-    submission time comes from the first, its start, finish and final state
-    from the second. Jobs rejected as impossible have no run.
+    The workload job ``w0!J`` is REJECTED when its run ``bb!J`` starts; the
+    merged job has the submission time of the first and the start, finish
+    and final state of the second. Jobs rejected as impossible have no run
+    and stay REJECTED.
 
     :param rows: an iterable of dicts (``csv.DictReader`` rows) or the path
         of a ``_jobs.csv`` file.
+    :param workload: the static workload whose jobs are listed.
     :returns: list of dicts ``job_id`` (str, local id), ``submission_time``,
         ``starting_time``, ``finish_time``, ``waiting_time``,
-        ``turnaround_time`` (s, float or None), ``final_state`` (str),
-        ``requested_time`` (s), ``nodes`` (int), sorted by local id (numeric
-        when possible).
+        ``turnaround_time`` (s, float or None when the job did not start),
+        ``final_state`` (str), ``requested_time`` (s), ``nodes`` (int,
+        requested compute nodes), sorted by local id (numeric when
+        possible).
+    :raises InputError: as :func:`iosched.metrics.load_jobs` and
+        :func:`iosched.metrics.merge_runs` do.
     """
+    from iosched import metrics
+
     if isinstance(rows, (str, bytes)) or hasattr(rows, "__fspath__"):
-        with open(rows, newline="") as f:
-            rows = list(csv.DictReader(f))
-    static, runs = {}, {}
-    for r in rows:
-        if r["workload_name"] == workload:
-            static[r["job_id"]] = r
-        elif r["workload_name"] == DYN_WORKLOAD:
-            runs[r["job_id"]] = r
+        jobs = metrics.load_jobs(rows)
+    else:
+        jobs = metrics.jobs_from_rows(rows)
+
+    def num(x):
+        return None if x is None or not math.isfinite(x) else float(x)
+
     out = []
-    for jid, r in static.items():
-        run = runs.get(jid)
-        sub = float(r["submission_time"])
-        rec = {"job_id": jid, "submission_time": sub, "requested_time": float(r["requested_time"]),
-               "nodes": int(r["requested_number_of_resources"]), "starting_time": None,
-               "finish_time": None, "waiting_time": None, "turnaround_time": None,
-               "final_state": "REJECTED"}
-        if run is not None and run.get("starting_time"):
-            st, fi = float(run["starting_time"]), float(run["finish_time"])
-            rec.update(starting_time=st, finish_time=fi, waiting_time=st - sub,
-                       turnaround_time=fi - sub, final_state=run["final_state"])
-        out.append(rec)
+    for r in jobs[jobs["workload_name"] == workload].itertuples(index=False):
+        started = r.final_state != metrics.REJECTED
+        out.append({"job_id": r.job_id, "submission_time": float(r.submission_time),
+                    "requested_time": num(r.requested_time),
+                    "nodes": int(r.requested_number_of_resources),
+                    "starting_time": num(r.starting_time) if started else None,
+                    "finish_time": num(r.finish_time) if started else None,
+                    "waiting_time": num(r.starting_time - r.submission_time) if started else None,
+                    "turnaround_time": num(r.finish_time - r.submission_time) if started else None,
+                    "final_state": r.final_state})
 
     def key(rec):
         j = rec["job_id"]
