@@ -198,3 +198,26 @@ def test_empty_workload_ends_cleanly(tmp_path, policy):
     # no_more_static_job_to_submit, the scheduler closes the registration
     rows, _ = run(tmp_path, policy, {"nb_res": 4, "profiles": {}, "jobs": []})
     assert rows == []
+
+
+def test_runner_adds_the_dynamic_jobs_flag(tmp_path):
+    # `iosched run -s sjf-bb` needs no --engine-arg: the runner adds the flag
+    # the burst-buffer scheduler needs, once
+    from iosched.sched.registry import required_engine_args
+
+    assert required_engine_args(SCHED) == ("--enable-dynamic-jobs",)
+    assert required_engine_args(REPO_ROOT / "schedulers" / "baseline.py") == ()
+    plat = tmp_path / "p.xml"
+    plat.write_text(cluster_xml(5, bw=1e15, bb_bw=1e15, lat="1us", bb_lat="1us",
+                                pfs={"bw": 1e15, "lat": "1us"}))
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps({"nb_res": 4, "profiles": {"1": {"type": "delay", "delay": 1}},
+                              "jobs": [{"id": 1, "subtime": 0, "res": 1, "walltime": 100, "profile": "1",
+                                        "bb": 1e9, "flops": 1e9, "com": 0}]}))
+    res = run_simulation(plat, wl, "sjf-bb", tmp_path / "out", timeout=120,
+                         options={"bb_capacity": CAP}, engine_args=["-r", "node_4:storage"])
+    argv = json.loads((res.output_dir / "command.json").read_text())["engine"]["argv"]
+    assert argv.count("--enable-dynamic-jobs") == 1
+    with open(res.output_dir / "out_jobs.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["workload_name"] for r in rows} == {"w0", "bb"}

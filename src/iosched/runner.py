@@ -673,7 +673,9 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
     or shell-like string; default: the embedded engine ``python -m
     iosched.engine.cli``; ``"batsim"`` runs the real Batsim); the runner adds
     ``-p -w -e OUTPUT_DIR/out -s tcp://127.0.0.1:PORT`` (and ``-q`` when
-    *quiet*), then *engine_args*.
+    *quiet*), then *engine_args*, then any flag the scheduler file needs and
+    *engine_args* lacks (:func:`iosched.sched.registry.required_engine_args`:
+    ``--enable-dynamic-jobs`` for ``schedulers/burstbuffer.py``).
 
     The output directory (and its parents) is created. It receives
     ``sched.log`` and ``engine.log`` (stdout and stderr of each process),
@@ -716,6 +718,8 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
         raise InputError(f"options: not serialisable as JSON: {e}") from None
     engine_prefix = _engine_prefix(engine_cmd)
     engine_args = [os.fspath(a) for a in engine_args]
+    from iosched.sched.registry import required_engine_args
+    engine_args += [a for a in required_engine_args(sched_file) if a not in engine_args]
 
     out = Path(os.fspath(output_dir)).expanduser().resolve()
     try:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from iosched.errors import InputError
 
-__all__ = ["SCHEDULERS", "REPO_ROOT", "resolve"]
+__all__ = ["SCHEDULERS", "REPO_ROOT", "ENGINE_FLAGS", "resolve", "required_engine_args"]
 
 #: Repository root: ``src/iosched/sched/registry.py`` -> ``.``.
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -46,6 +46,28 @@ SCHEDULERS: dict[str, tuple[str, dict]] = {
     "plan-2": ("schedulers/burstbuffer.py", {"policy": "plan-2"}),
     "plan-3": ("schedulers/burstbuffer.py", {"policy": "plan-3"}),
 }
+
+
+#: scheduler file (relative to the repository root) -> engine flags it needs:
+#: the burst-buffer schedulers run each job as a dynamic job (Batsim's
+#: ``--enable-dynamic-jobs``, without ``--acknowledge-dynamic-jobs``).
+ENGINE_FLAGS: dict[str, tuple[str, ...]] = {
+    "schedulers/burstbuffer.py": ("--enable-dynamic-jobs",),
+}
+
+
+def required_engine_args(scheduler_file) -> tuple:
+    """Engine flags a scheduler file needs (see :data:`ENGINE_FLAGS`).
+
+    :param scheduler_file: path of a scheduler file (any form).
+    :returns: a tuple of flags (empty for schedulers outside this repository
+        or without requirements).
+    """
+    try:
+        rel = Path(scheduler_file).resolve().relative_to(REPO_ROOT.resolve())
+    except (ValueError, OSError):
+        return ()
+    return ENGINE_FLAGS.get(rel.as_posix(), ())
 
 
 def resolve(name_or_path) -> tuple[Path, dict]:
