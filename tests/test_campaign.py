@@ -19,10 +19,11 @@ import psutil
 import pytest
 import yaml
 
-from iosched.analysis import campaign_table
+from iosched.analysis import campaign_table, write_table
 from iosched.campaign import (
     load_campaign,
     prepare_runs,
+    refresh_metrics,
     run_campaign,
     run_status,
     split_parts,
@@ -367,3 +368,134 @@ def test_python_workload_hook_errors(tmp_path):
         path = write_campaign(tmp_path, workloads=[spec])
         with pytest.raises(InputError, match=msg):
             prepare_runs(load_campaign(path))
+
+
+def _snapshot(d: Path) -> dict:
+    """{file name: (mtime_ns, bytes)} of a run folder."""
+    return {f.name: (f.stat().st_mtime_ns, f.read_bytes()) for f in sorted(d.iterdir()) if f.is_file()}
+
+
+def test_refresh_metrics_recomputes_without_simulating(tmp_path, monkeypatch):
+    import shutil
+
+    import iosched.campaign as campaign_mod
+    import iosched.runner as runner_mod
+    from iosched.metrics import write_metrics
+
+    path = write_campaign(tmp_path, seeds=[1])  # 2 workloads x 2 schedulers = 4 runs
+    r = run_cli("campaign", path, "-j", "2", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    camp = load_campaign(path)
+    runs = sorted(prepare_runs(camp), key=lambda x: x["id"])
+    dirs = [Path(x["dir"]) for x in runs]
+    orig_done = [json.loads((d / "done.json").read_text()) for d in dirs]
+    orig_metrics_json = [(d / "metrics.json").read_bytes() for d in dirs]
+    snaps = [_snapshot(d) for d in dirs]
+    # the run path computes exactly what iosched.metrics.write_metrics writes
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in ("out_jobs.csv", "out_machine_states.csv", "command.json"):
+        shutil.copy(dirs[0] / name, copy / name)
+    assert write_metrics(copy, nb_resources=runs[0]["nb_res"], tau=camp.tau) == orig_done[0]["metrics"]
+    assert (copy / "metrics.json").read_bytes() == orig_metrics_json[0]
+
+    tampered, unfinished = dirs[0], dirs[1]
+    bad = json.loads((tampered / "done.json").read_text())
+    bad["metrics"]["waiting_time"]["mean"] = 12345
+    (tampered / "done.json").write_text(json.dumps(bad))
+    (tampered / "metrics.json").write_text(json.dumps(bad["metrics"]))
+    (unfinished / "done.json").unlink()  # no marker: a run killed mid-way
+    unfinished_snap = _snapshot(unfinished)
+    write_table(campaign_table(camp.output), camp.output)
+    assert "12345" in (camp.output / "runs.csv").read_text()
+
+    # in-process: no simulation, no Dask
+    def forbidden(*a, **k):
+        raise AssertionError("a simulation or a Dask cluster was started")
+
+    monkeypatch.setattr(runner_mod, "run_simulation", forbidden)
+    monkeypatch.setattr(campaign_mod, "execute_run", forbidden)
+    monkeypatch.setattr(campaign_mod, "_start_client", forbidden)
+    res = refresh_metrics(camp, progress=False)
+    assert sorted(res.refreshed) == sorted([runs[0]["id"], runs[2]["id"], runs[3]["id"]])
+    assert res.changed == [runs[0]["id"]]
+    assert res.skipped == {runs[1]["id"]: "partial"} and res.errors == {}
+    done = json.loads((tampered / "done.json").read_text())
+    assert done == orig_done[0]  # metrics back, id / status / wall_time_s kept
+    assert (tampered / "metrics.json").read_bytes() == orig_metrics_json[0]
+    assert _snapshot(unfinished) == unfinished_snap  # left alone
+    for d, snap in zip(dirs, snaps):
+        for name in ("out_jobs.csv", "out_schedule.csv", "engine.log", "sched.log", "run.json"):
+            assert (d / name).stat().st_mtime_ns == snap[name][0], (d.name, name)
+    for i in (2, 3):  # unchanged runs: files not even rewritten
+        assert _snapshot(dirs[i]) == snaps[i]
+
+    # the command line: a run whose outputs are gone is reported, the others refreshed
+    (tampered / "done.json").write_text(json.dumps(bad))
+    broken = dirs[2]
+    (broken / "out_jobs.csv").unlink()
+    broken_done = (broken / "done.json").read_bytes()
+    r = run_cli("campaign", path, "--refresh-metrics", "--no-progress")
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
+    errors = [ln for ln in r.stdout.splitlines() if ln.startswith("ERROR ")]
+    assert len(errors) == 1 and runs[2]["id"] in errors[0] and "out_jobs.csv" in errors[0], r.stdout
+    summary = [ln for ln in r.stdout.splitlines() if " refreshed, " in ln]
+    assert len(summary) == 1 and "2 refreshed, 1 changed, 1 skipped" in summary[0], r.stdout
+    assert [ln for ln in r.stdout.splitlines() if ln.startswith("NOT REFRESHED ")] == [
+        f"NOT REFRESHED {runs[1]['id']}: partial, no done.json"]
+    assert json.loads((tampered / "done.json").read_text()) == orig_done[0]
+    assert (broken / "done.json").read_bytes() == broken_done  # left as it was
+    assert not (unfinished / "done.json").exists()
+    for d, snap in zip(dirs, snaps):
+        if d != broken:
+            assert (d / "out_jobs.csv").stat().st_mtime_ns == snap["out_jobs.csv"][0]
+    # the table is rewritten with the recomputed metrics
+    assert "12345" not in (camp.output / "runs.csv").read_text()
+    df = campaign_table(camp.output)
+    row = df[df["run_id"] == runs[0]["id"]].iloc[0]
+    assert row["waiting_time_mean"] == orig_done[0]["metrics"]["waiting_time"]["mean"]
+    assert dict(zip(df["run_id"], df["status"]))[runs[1]["id"]] == "pending"
+
+
+def test_refresh_metrics_with_output_option(tmp_path):
+    path = write_campaign(tmp_path, schedulers=["fcfs"], seeds=[1])  # 2 runs
+    elsewhere = tmp_path / "elsewhere"
+    r = run_cli("campaign", path, "-o", elsewhere, "-j", "1", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    r = run_cli("campaign", path, "-o", elsewhere, "--refresh-metrics", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert "2 refreshed, 0 changed, 0 skipped" in r.stdout and str(elsewhere) in r.stdout
+    assert (elsewhere / "runs.csv").is_file()
+    # the file's own output folder holds no campaign: a one-line error, nothing created
+    r = run_cli("campaign", path, "--refresh-metrics", "--no-progress")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "no campaign here" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
+    # options that only make sense when simulating are refused
+    r = run_cli("campaign", path, "-o", elsewhere, "--refresh-metrics", "--workers", "2")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "--workers" in r.stderr
+
+
+def test_local_cluster_listens_on_loopback_only():
+    import ipaddress
+    import os
+
+    import psutil
+
+    from iosched.campaign import _start_client
+
+    def listening():
+        return [c.laddr for c in psutil.Process(os.getpid()).net_connections(kind="inet")
+                if c.status == psutil.CONN_LISTEN]
+
+    before = set(listening())
+    client, lc = _start_client(2, None)
+    try:
+        assert client.submit(sum, [1, 2]).result() == 3
+        new = [a for a in listening() if a not in before]
+        assert all(ipaddress.ip_address(a.ip).is_loopback for a in new), new
+    finally:
+        client.close()
+        lc.close()

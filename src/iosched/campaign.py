@@ -46,6 +46,13 @@ Interruption: SIGINT / SIGTERM on the campaign kills the scheduler and
 engine processes of the running runs (they are children of this process),
 leaves those runs without a marker (they run again on the next invocation),
 closes the Dask cluster and exits with 128 + signal number.
+
+Refreshing the metrics (:func:`refresh_metrics`, ``iosched campaign FILE
+--refresh-metrics``): the metrics of every finished run are recomputed from
+the run's own ``out_*.csv`` with the current :mod:`iosched.metrics` code,
+through the same function as a fresh run (:func:`run_metrics`, same
+nb_resources and tau), and ``metrics.json`` and ``done.json`` are rewritten
+atomically; nothing is simulated, no Dask cluster is started.
 """
 
 from __future__ import annotations
@@ -90,6 +97,9 @@ __all__ = [
     "execute_run",
     "run_status",
     "run_campaign",
+    "run_metrics",
+    "refresh_metrics",
+    "RefreshResult",
     "synthetic_workload",
     "split_parts",
     "campaign_command",
@@ -102,6 +112,10 @@ MANIFEST = "campaign.json"
 DONE = "done.json"
 #: Marker of a failed run (holds the one-line reason).
 FAILED = "failed.json"
+#: Metrics of a finished run (also in done.json).
+METRICS = "metrics.json"
+#: Export prefix of the engine's outputs in a run folder (``out_jobs.csv`` ...).
+OUT_PREFIX = "out"
 
 _SECONDS_PER = {"seconds": 1.0, "hours": 3600.0, "days": 86400.0, "weeks": 604800.0}
 
@@ -228,13 +242,15 @@ def _write_json(path: Path, data: Any) -> None:
     _write_atomic(path, json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n")
 
 
-def _write_if_changed(path: Path, text: str) -> None:
+def _write_if_changed(path: Path, text: str) -> bool:
+    """Write *text* to *path* atomically unless it already holds it; True if written."""
     try:
         if path.read_text(encoding="utf-8") == text:
-            return
-    except OSError:
+            return False
+    except (OSError, UnicodeDecodeError):
         pass
     _write_atomic(path, text)
+    return True
 
 
 def _schema_path(error: jsonschema.ValidationError) -> str:
@@ -824,6 +840,46 @@ def run_status(run_dir) -> str:
     return "partial" if d.exists() else "pending"
 
 
+def run_metrics(run_dir, nb_res: int, tau: float) -> dict:
+    """Metrics of a campaign run folder, from its engine outputs.
+
+    The one definition of a run's metrics, shared by :func:`execute_run`
+    (fresh runs) and :func:`refresh_metrics`: :func:`iosched.metrics.load_jobs`
+    of ``RUN_DIR/out_jobs.csv`` (burst-buffer runs merged into their jobs),
+    then :func:`iosched.metrics.compute_metrics` with ``nb_resources=nb_res``
+    (the platform's compute hosts) and ``tau``, rounded as
+    :func:`iosched.metrics.write_metrics` rounds (6 decimals, non-finite as
+    None). Reads only; see :func:`_save_run_metrics`.
+
+    :returns: the metrics dict (JSON-ready).
+    :raises InputError: missing or unreadable outputs (the message names the file).
+    """
+    from iosched.metrics import _rounded, compute_metrics, load_jobs
+
+    d = Path(run_dir)
+    if not d.is_dir():
+        raise InputError(f"{d}: no such directory")
+    jobs = load_jobs(d, prefix=OUT_PREFIX)
+    return _rounded(compute_metrics(jobs, nb_resources=nb_res, tau=tau))
+
+
+def _metrics_text(metrics: dict) -> str:
+    """metrics.json text, byte for byte as :func:`iosched.metrics.write_metrics`."""
+    return json.dumps(metrics, sort_keys=True, indent=2, allow_nan=False) + "\n"
+
+
+def _save_run_metrics(run_dir: Path, metrics: dict) -> bool:
+    """Write ``RUN_DIR/metrics.json`` atomically (only if it changes); True if written.
+
+    :raises InputError: the file cannot be written.
+    """
+    target = Path(run_dir) / METRICS
+    try:
+        return _write_if_changed(target, _metrics_text(metrics))
+    except OSError as e:
+        raise InputError(f"{target}: cannot write ({e.strerror or e})") from None
+
+
 def _replay_robin(run_dir: Path, command: dict, timeout: float | None) -> None:
     """Write robin-batsim.yaml: the run with the real ``batsim`` (outputs in replay/)."""
     from iosched.runner import engine_command, write_robin, DEFAULT_SIMULATION_TIMEOUT
@@ -850,8 +906,8 @@ def execute_run(spec: dict) -> dict:
 
     Removes and recreates the run folder, writes ``run.json``, runs
     :func:`iosched.runner.run_simulation`, writes ``metrics.json``
-    (:func:`iosched.metrics.write_metrics` with the platform's compute-host
-    count) and ``robin-batsim.yaml``, then ``done.json`` (atomically: the run
+    (:func:`run_metrics`: :mod:`iosched.metrics` with the platform's
+    compute-host count) and ``robin-batsim.yaml``, then ``done.json`` (atomically: the run
     is finished only once it exists). On a failure writes ``failed.json`` with
     the one-line reason, unless the campaign is being interrupted (then the
     folder is left without a marker, to be re-run).
@@ -860,7 +916,6 @@ def execute_run(spec: dict) -> dict:
     :returns: ``{"id", "status": "done"|"failed"|"interrupted", "reason",
         "wall_time_s"}``. Never raises for a failed run.
     """
-    from iosched.metrics import write_metrics
     from iosched.runner import RunError, run_simulation
 
     d = Path(spec["dir"])
@@ -880,7 +935,8 @@ def execute_run(spec: dict) -> dict:
                        options=spec["options"], engine_cmd=spec["engine"],
                        engine_args=spec.get("engine_args", ()),
                        timeout=spec["timeout"])
-        metrics = write_metrics(d, nb_resources=spec["nb_res"], tau=spec["tau"])
+        metrics = run_metrics(d, nb_res=spec["nb_res"], tau=spec["tau"])
+        _save_run_metrics(d, metrics)
         command = json.loads((d / "command.json").read_text(encoding="utf-8"))
         _replay_robin(d, command, spec["timeout"])
         wall = time.monotonic() - t0
@@ -983,17 +1039,19 @@ def _kill_descendants(grace: float = 2.0) -> None:
 class _Progress:
     """tqdm bar: runs done / total, with running and failed counts."""
 
-    def __init__(self, total: int, initial: int, enabled: bool):
+    def __init__(self, total: int, initial: int, enabled: bool, desc: str = "campaign"):
         self.bar = None
         if enabled:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, initial=initial, unit="run", desc="campaign",
+            self.bar = tqdm(total=total, initial=initial, unit="run", desc=desc,
                             file=sys.stderr, dynamic_ncols=True, leave=True)
 
-    def update(self, done: int = 0, running: int = 0, failed: int = 0) -> None:
+    def update(self, done: int = 0, running: int = 0, failed: int = 0,
+               postfix: str | None = None) -> None:
         if self.bar is not None:
-            self.bar.set_postfix_str(f"running={running} failed={failed}", refresh=False)
+            self.bar.set_postfix_str(postfix if postfix is not None
+                                     else f"running={running} failed={failed}", refresh=False)
             self.bar.update(done)
 
     def close(self) -> None:
@@ -1003,8 +1061,9 @@ class _Progress:
 
 def _start_client(workers: int | None, cluster: str | None):
     """A dask.distributed Client: on *cluster* (an address) or on a new local
-    cluster of *workers* thread workers of this process (in-process transport,
-    no network socket; the dashboard is off)."""
+    cluster of *workers* thread workers of this process (in-process transport;
+    the only sockets are the HTTP servers distributed always starts for its
+    scheduler and workers, bound to loopback on free ports)."""
     import logging
 
     from distributed import Client, LocalCluster
@@ -1022,7 +1081,8 @@ def _start_client(workers: int | None, cluster: str | None):
     # nothing listens on any network interface.
     try:
         lc = LocalCluster(n_workers=n, threads_per_worker=1, processes=False,
-                          dashboard_address=None, silence_logs=logging.ERROR)
+                          dashboard_address="127.0.0.1:0", worker_dashboard_address="127.0.0.1:0",
+                          silence_logs=logging.ERROR)
     except Exception as e:  # noqa: BLE001
         raise InputError(f"cannot start the local Dask cluster: {_one_line(e)}") from None
     return Client(lc), lc
@@ -1120,6 +1180,156 @@ def _failure_reason(run_dir) -> str:
 
 
 # --------------------------------------------------------------------------
+# refreshing the metrics of finished runs
+
+
+@dataclass
+class RefreshResult:
+    """Outcome of :func:`refresh_metrics`.
+
+    ``runs``: every run spec of the campaign; ``refreshed``: ids of the
+    finished runs whose metrics were recomputed (and saved); ``changed``: the
+    subset whose ``done.json`` or ``metrics.json`` changed; ``skipped``:
+    {id: status} of the runs without ``done.json`` (``failed``, ``partial``,
+    ``pending``), left alone; ``errors``: {id: one-line reason naming the
+    file} of the finished runs whose outputs are missing or unreadable (their
+    files are left as they were); ``interrupted_signal``: the signal that
+    stopped the refresh, or None.
+    """
+
+    output: Path
+    runs: list
+    refreshed: list = field(default_factory=list)
+    changed: list = field(default_factory=list)
+    skipped: dict = field(default_factory=dict)
+    errors: dict = field(default_factory=dict)
+    interrupted_signal: int | None = None
+
+
+def _refresh_run(spec: dict) -> bool:
+    """Recompute and save the metrics of one finished run; True if a file changed.
+
+    :raises InputError: unreadable done.json, missing or unreadable outputs,
+        a file that cannot be written (the message names the file).
+    """
+    d = Path(spec["dir"])
+    done_path = d / DONE
+    try:
+        done = json.loads(done_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise InputError(f"{done_path}: unreadable: {getattr(e, 'strerror', None) or e}") from None
+    if not isinstance(done, dict):
+        raise InputError(f"{done_path}: expected a JSON object")
+    try:
+        metrics = run_metrics(d, nb_res=spec["nb_res"], tau=spec["tau"])
+    except InputError:
+        raise
+    except Exception as e:  # noqa: BLE001 - any failure is one line naming the file
+        jobs = d / f"{OUT_PREFIX}_jobs.csv"
+        raise InputError(f"{jobs}: cannot compute the metrics: {type(e).__name__}: {e}") from None
+    changed = _save_run_metrics(d, metrics)
+    text = json.dumps({**done, "metrics": metrics}, indent=2, sort_keys=True,
+                      allow_nan=False) + "\n"
+    try:
+        changed = _write_if_changed(done_path, text) or changed
+    except OSError as e:
+        raise InputError(f"{done_path}: cannot write ({e.strerror or e})") from None
+    return changed
+
+
+def refresh_metrics(campaign: Campaign, progress: bool = False, echo=None) -> RefreshResult:
+    """Recompute the metrics of the finished runs of a campaign; simulate nothing.
+
+    For every run with ``done.json``: :func:`run_metrics` of the run folder
+    (its ``out_jobs.csv``, with the current :mod:`iosched.metrics`, the
+    platform's compute hosts and the campaign's ``tau``: exactly what a
+    fresh run computes), then ``metrics.json`` and the ``metrics`` of
+    ``done.json`` are rewritten atomically (only when they change; the other
+    fields of ``done.json`` are kept). Runs without ``done.json`` are left
+    alone. Runs in-process, one after the other (no Dask).
+
+    :param campaign: the campaign; its ``output`` must hold a campaign
+        (``campaign.json``).
+    :param progress: show a tqdm progress bar on stderr.
+    :param echo: callable(str) for status lines (default: nothing).
+    :returns: a :class:`RefreshResult` (per-run errors are in it, not raised).
+    :raises InputError: no campaign in the output folder; bad inputs (see
+        :func:`prepare_runs`).
+    """
+    echo = echo or (lambda s: None)
+    out = campaign.output
+    if not (out / MANIFEST).is_file():
+        raise InputError(f"{out}: no campaign here (no {MANIFEST}); nothing to refresh "
+                         f"(run the campaign first, or give its folder with --output)")
+    runs = prepare_runs(campaign)
+    write_manifest(campaign, runs)
+    result = RefreshResult(output=out, runs=runs)
+    todo = []
+    for r in runs:
+        if (Path(r["dir"]) / DONE).exists():
+            todo.append(r)
+        else:
+            result.skipped[r["id"]] = run_status(r["dir"])
+    echo(f"campaign {campaign.name}: refreshing the metrics of {len(todo)} finished runs "
+         f"({len(result.skipped)} without {DONE} left alone)")
+    bar = _Progress(len(todo), 0, progress, desc="refresh")
+    try:
+        with _signals_raise():
+            for r in todo:
+                try:
+                    if _refresh_run(r):
+                        result.changed.append(r["id"])
+                    result.refreshed.append(r["id"])
+                except InputError as e:
+                    result.errors[r["id"]] = _one_line(e)
+                except Exception as e:  # noqa: BLE001 - one line per run, never a traceback
+                    result.errors[r["id"]] = _one_line(f"{Path(r['dir']) / DONE}: "
+                                                       f"{type(e).__name__}: {e}")
+                bar.update(done=1, postfix=f"changed={len(result.changed)} "
+                                           f"errors={len(result.errors)}")
+    except _Interrupted as e:
+        result.interrupted_signal = e.signum
+    finally:
+        bar.close()
+    return result
+
+
+def _write_campaign_table(camp: Campaign) -> None:
+    """OUTPUT/runs.parquet and OUTPUT/runs.csv; exits 2 with one line on error."""
+    from iosched.analysis import campaign_table, write_table
+
+    try:
+        write_table(campaign_table(camp.output), camp.output)
+    except InputError as e:
+        click.echo(f"Error: {_one_line(e)}", err=True)
+        sys.exit(2)
+
+
+def _refresh_command(camp: Campaign, progress: bool, table: bool) -> None:
+    """``iosched campaign FILE --refresh-metrics``: prints, then exits."""
+    try:
+        res = refresh_metrics(camp, progress=progress, echo=lambda s: click.echo(s, err=True))
+    except InputError as e:
+        click.echo(f"Error: {_one_line(e)}", err=True)
+        sys.exit(2)
+    if res.interrupted_signal is not None:
+        click.echo(f"campaign {camp.name}: metrics refresh interrupted; run the same command "
+                   f"again", err=True)
+        sys.exit(128 + int(res.interrupted_signal))
+    if table:
+        _write_campaign_table(camp)
+    err = f", {len(res.errors)} error{'s' if len(res.errors) != 1 else ''}" if res.errors else ""
+    click.echo(f"campaign {camp.name}: metrics: {len(res.refreshed)} refreshed, "
+               f"{len(res.changed)} changed, {len(res.skipped)} skipped (no {DONE}){err} "
+               f"-> {camp.output}")
+    for rid in sorted(res.skipped):
+        click.echo(f"NOT REFRESHED {rid}: {res.skipped[rid]}, no {DONE}")
+    for rid in sorted(res.errors):
+        click.echo(f"ERROR {rid}: {res.errors[rid]}")
+    sys.exit(1 if res.errors else 0)
+
+
+# --------------------------------------------------------------------------
 # command line
 
 
@@ -1140,24 +1350,50 @@ def _failure_reason(run_dir) -> str:
 @click.option("--engine", default=None, metavar="ENGINE",
               help="Engine for every run: 'embedded', 'batsim' (the real Batsim on PATH) or a "
                    "command; overrides the file's 'engine' (default: embedded).")
-def campaign_command(file, workers, cluster, output, retry_failed, progress, table, engine):
+@click.option("--refresh-metrics", is_flag=True,
+              help="Simulate nothing: recompute the metrics of the finished runs (done.json) "
+                   "from their out_*.csv with the current code, rewrite metrics.json, "
+                   "done.json and the table.")
+def campaign_command(file, workers, cluster, output, retry_failed, progress, table, engine,
+                     refresh_metrics):
     """Run or resume a campaign: platforms x workloads x schedulers x seeds.
 
     Finished runs (done.json) are skipped, failed runs (failed.json) are
     listed and re-run only with --retry-failed, runs killed mid-way are
     re-run. Exit status: 0 all runs finished, 1 some runs failed, 2 bad
     input, 128+N interrupted by signal N.
+
+    With --refresh-metrics nothing is simulated: the metrics of the finished
+    runs are recomputed from their output files; exit status 1 when some
+    finished runs have missing or unreadable outputs (each listed).
     """
     if progress is None:
         progress = sys.stderr.isatty()
+    if refresh_metrics:
+        given = [name for name, value in (("--workers", workers is not None),
+                                          ("--cluster", cluster is not None),
+                                          ("--retry-failed", retry_failed)) if value]
+        if given:
+            click.echo(f"Error: --refresh-metrics runs no simulation (in-process, no Dask): "
+                       f"{' and '.join(given)} cannot be used with it", err=True)
+            sys.exit(2)
     try:
         camp = load_campaign(file, output=output)
-        if engine is not None:
+        if engine is not None and refresh_metrics:
+            # selects the runs of that engine (part of their identity); nothing is run
+            camp = dataclasses.replace(camp, engine=engine)
+        elif engine is not None:
             if engine == "batsim":
                 from iosched.runner import engine_command
 
                 engine_command("batsim")  # one-line error now if batsim is not on PATH
             camp = dataclasses.replace(camp, engine=engine)
+    except InputError as e:
+        click.echo(f"Error: {_one_line(e)}", err=True)
+        sys.exit(2)
+    if refresh_metrics:
+        _refresh_command(camp, progress, table)
+    try:
         res = run_campaign(camp, workers=workers, cluster=cluster, retry_failed=retry_failed,
                            progress=progress, echo=lambda s: click.echo(s, err=True))
     except InputError as e:
@@ -1168,14 +1404,7 @@ def campaign_command(file, workers, cluster, output, retry_failed, progress, tab
         click.echo(f"campaign {camp.name}: interrupted; run the same command to resume", err=True)
         sys.exit(128 + int(sig))
     if table:
-        try:
-            from iosched.analysis import campaign_table, write_table
-
-            df = campaign_table(camp.output)
-            write_table(df, camp.output)
-        except InputError as e:
-            click.echo(f"Error: {_one_line(e)}", err=True)
-            sys.exit(2)
+        _write_campaign_table(camp)
     nb_done = res.nb_done
     click.echo(f"campaign {camp.name}: {nb_done}/{len(res.runs)} runs finished, "
                f"{len(res.failed)} failed ({len(res.executed)} executed now) -> {camp.output}")
