@@ -195,6 +195,29 @@ def test_dynamic_registration(inputs, tmp_path):
     assert float(rows[("dyn", "extra")]["execution_time"]) == pytest.approx(5.0)
 
 
+def test_dynamic_profiles_are_garbage_collected_unless_reuse(inputs, tmp_path):
+    # Batsim >= 4.0 frees the profile of a finished dynamic job: a later job
+    # naming it is an error, unless --enable-profile-reuse
+    p, _ = inputs
+    w = tmp_path / "small.json"
+    w.write_text(json.dumps({
+        "nb_res": 4,
+        "jobs": [{"id": 1, "subtime": 0, "walltime": 100, "res": 2, "profile": "d10"}],
+        "profiles": {"d10": {"type": "delay", "delay": 10}},
+    }))
+    sched = HERE / "schedulers" / "protocolExerciser.py"
+    with pytest.raises(RunError, match="REGISTER_JOB dyn!again .*unknown profile 'd5'"):
+        run_simulation(p, w, sched, tmp_path / "gc", options={"dynamic": True, "reuse": True},
+                       timeout=60, engine_args=["--enable-dynamic-jobs", "--acknowledge-dynamic-jobs"])
+    out = tmp_path / "reuse"
+    run_simulation(p, w, sched, out, options={"dynamic": True, "reuse": True}, timeout=60,
+                   engine_args=["--enable-dynamic-jobs", "--acknowledge-dynamic-jobs",
+                                "--enable-profile-reuse"])
+    rows = {(r["workload_name"], r["job_id"]): r for r in csv.DictReader(open(out / "out_jobs.csv"))}
+    assert rows[("dyn", "again")]["final_state"] == "COMPLETED_SUCCESSFULLY"
+    assert float(rows[("dyn", "again")]["starting_time"]) >= float(rows[("dyn", "extra")]["finish_time"])
+
+
 def test_dynamic_registration_refused_when_disabled(inputs, tmp_path):
     p, w = inputs
     with pytest.raises(RunError, match="REGISTER_PROFILE .*dynamic jobs are disabled"):

@@ -8,7 +8,11 @@ Jobs start first-come first-served on the lowest free resources. Options:
 * ``dynamic`` (bool): on the first submission, register the profile
   ``dyn!d5`` (delay 5 s) and the job ``dyn!extra`` using it, then declare
   the registration finished;
-* ``metadata``: a string attached to every job with SET_JOB_METADATA.
+* ``metadata``: a string attached to every job with SET_JOB_METADATA;
+* ``reuse`` (bool, with ``dynamic``): declare the registration finished only
+  when ``dyn!extra`` has completed, after registering ``dyn!again`` with the
+  same profile ``dyn!d5`` (Batsim garbage-collects that profile unless
+  ``--enable-profile-reuse``).
 """
 
 from batsim.batsim import BatsimScheduler
@@ -31,7 +35,8 @@ class ProtocolExerciser(BatsimScheduler):
             self.registered = True
             self.bs.register_profiles("dyn", {"d5": {"type": "delay", "delay": 5}})
             self.bs.register_job("dyn!extra", 1, 100, "d5")
-            self.bs.notify_registration_finished()
+            if not self.options.get("reuse"):
+                self.bs.notify_registration_finished()
         if job.requested_resources > self.bs.nb_compute_resources:
             self.bs.reject_jobs([job])
         else:
@@ -39,6 +44,9 @@ class ProtocolExerciser(BatsimScheduler):
 
     def onJobCompletion(self, job):
         self.free |= self.running.pop(job.id)
+        if job.id == "dyn!extra" and self.options.get("reuse"):
+            self.bs.register_job("dyn!again", 1, 100, "d5")
+            self.bs.notify_registration_finished()
 
     def onJobsKilled(self, jobs):
         for job in jobs:

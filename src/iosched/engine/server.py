@@ -276,6 +276,10 @@ class Simulation:
         self.n_unterminated = 0
         self.static_left = len(self.static_jobs)
         self.registration_open = cfg.dynamic_jobs
+        # garbage collection of dynamic profiles (see _release)
+        self.dyn_profiles: set = set()
+        self.live_refs: dict = {}
+        self.seq_refs: dict = {}
         self.pending_calls = 0
         self.ms_rows: list[tuple] = []
         self.sched_wall = 0.0
@@ -771,10 +775,46 @@ class Simulation:
         self._machine_state(t)
         self.n_unterminated -= 1
         self._row(j)
+        self._release(j)
         if notify:
             data = {"job_id": j.id, "job_state": state, "return_code": j.return_code,
                     "alloc": j.alloc_str}
             self._post(t, self.L_hm[j.first_host], P_COMPLETED, data)
+
+    def _release(self, j):
+        """Free what a terminated job no longer needs: its parallel tasks and,
+        for a dynamic job without ``--enable-profile-reuse``, its profile once
+        no live dynamic job nor registered composed profile refers to it
+        (Batsim >= 4.0 garbage-collects such profiles: registering a job with
+        a collected profile is then an unknown-profile error, as in Batsim)."""
+        j.steps = None
+        j.step_min = None
+        j.exec = None
+        if j.static or self.cfg.profile_reuse:
+            return
+        key = (j.workload, j.profile)
+        n = self.live_refs.get(key, 1) - 1
+        if n > 0:
+            self.live_refs[key] = n
+            return
+        self.live_refs.pop(key, None)
+        self._collect(j.workload, j.profile)
+
+    def _collect(self, wl, name):
+        if (wl, name) not in self.dyn_profiles or self.live_refs.get((wl, name)) \
+                or self.seq_refs.get((wl, name)):
+            return
+        self.dyn_profiles.discard((wl, name))
+        prof = self.profiles.get(wl, {}).pop(name, None)
+        if prof is not None and prof.get("type") == "composed":
+            for sub in set(prof.get("seq", ())):
+                k = (wl, sub)
+                left = self.seq_refs.get(k, 1) - 1
+                if left > 0:
+                    self.seq_refs[k] = left
+                else:
+                    self.seq_refs.pop(k, None)
+                    self._collect(wl, sub)
 
     def _machine_state(self, t):
         if not self.cfg.machine_state_tracing:
@@ -1031,6 +1071,10 @@ class Simulation:
         except InputError as exc:
             raise ProtocolError(str(exc)) from None
         profiles[name] = prof
+        self.dyn_profiles.add((wl, name))
+        if prof.get("type") == "composed":
+            for sub in set(prof.get("seq", ())):
+                self.seq_refs[(wl, sub)] = self.seq_refs.get((wl, sub), 0) + 1
 
     def _h_register_job(self, ts, data):
         self._require_dynamic("REGISTER_JOB", ts)
@@ -1059,6 +1103,7 @@ class Simulation:
         js["id"] = jid
         j = Job(_Spec(jid, wl, local, ts, int(job["res"]), job["profile"],
                       None if wt in (None, -1) else float(wt), js), static=False)
+        self.live_refs[(wl, j.profile)] = self.live_refs.get((wl, j.profile), 0) + 1
         j.state = SUBMITTED
         self.jobs[jid] = j
         self.n_unterminated += 1
