@@ -37,7 +37,7 @@ import json
 import math
 import re
 import time
-from collections import deque
+from collections import ChainMap, deque
 
 from procset import ProcSet
 
@@ -1067,7 +1067,7 @@ class Simulation:
                 raise ProtocolError(f"{where}: a different profile with this name already exists")
             return
         try:
-            validate_profile(name, prof, where, {**profiles, name: prof})
+            validate_profile(name, prof, where, ChainMap({name: prof}, profiles))  # no copy
         except InputError as exc:
             raise ProtocolError(str(exc)) from None
         profiles[name] = prof
