@@ -101,6 +101,8 @@ class Topology:
         #: never mutate them.
         self.cache: dict = {}
         self.assign_cache: dict = {}
+        #: burst-buffer node id -> its position in ``bbs``
+        self.bb_position = {s: k for k, s in enumerate(self.bbs)}
 
 
 def window(profile: AvailabilityProfile, t: float, duration: float) -> tuple:
@@ -260,6 +262,79 @@ def _choose_mask(topo: Topology, mask: int, n: int) -> list:
     return hit
 
 
+def _scan(topo: Topology, S: int, start_of, mask_of, free_of, tols: list, n: int, bb: float,
+          duration: float, only_at: bool = False) -> tuple:
+    """The candidate scan shared by :func:`earliest_placement` (on a profile)
+    and :class:`PlanTimeline` (on its snapshot): segment ``k`` of ``S`` starts
+    at ``start_of(k)`` (s; the first at the query time), has the free nodes
+    ``mask_of(k)`` (int bit mask) and the free bytes ``free_of(k)`` of each
+    burst-buffer node in ``topo.bbs`` order. A segment that alone lacks nodes
+    or burst-buffer slots rules out every window covering it.
+
+    :returns: ``(t, nodes list, {node: storage id}, held)`` with ``held`` the
+        ``[(position in topo.bbs, bytes)]`` the placement takes, or ``(inf,
+        None, None, None)``; nodes, mapping and ``held`` are shared with
+        ``topo.assign_cache`` (do not modify).
+    """
+    acache, pos = topo.assign_cache, topo.bb_position
+    bad = [None] * S
+    i = 0
+    while i < S:
+        t = start_of(i)
+        end = t + duration
+        j = i
+        mask = -1
+        mins = None
+        ok = True
+        while j < S and (j == i or start_of(j) < end):
+            b = bad[j]
+            fj = None
+            if b is None:
+                m = mask_of(j)
+                b = m.bit_count() < n
+                if not b:
+                    fj = free_of(j)
+                    b = sum(int(math.floor((f + tl) / bb)) for f, tl in zip(fj, tols)) < n
+                bad[j] = b
+            if b:
+                ok = False
+                break
+            mask &= mask_of(j)
+            if mask.bit_count() < n:
+                ok = False
+                break
+            if fj is None:
+                fj = free_of(j)
+            mins = list(fj) if mins is None else [m if m <= f else f for m, f in zip(mins, fj)]
+            j += 1
+        if ok:
+            slots = tuple(int(math.floor((m + tl) / bb)) for m, tl in zip(mins, tols))
+            if sum(slots) >= n:
+                key = (mask, n, bb, slots)
+                hit = acache.get(key)
+                if hit is None:
+                    nodes = _choose_mask(topo, mask, n)
+                    bb_of = assign_bb(topo, nodes, dict(zip(topo.bbs, slots)))
+                    held = None
+                    if bb_of is not None:
+                        held = [(pos[x], b) for x, b in bb_held(bb_of, bb).items()]
+                    hit = (nodes, bb_of, held)
+                    if len(acache) > 200000:
+                        acache.clear()
+                    acache[key] = hit
+                if hit[1] is not None:
+                    return (t,) + hit
+            nxt = i + 1
+        elif bad[j]:
+            nxt = j + 1
+        else:
+            nxt = i + 1
+        if only_at:
+            break
+        i = nxt
+    return INF, None, None, None
+
+
 def earliest_placement(profile: AvailabilityProfile, topo: Topology, n: int, bb: float,
                        duration: float, after: Optional[float] = None,
                        only_at: bool = False) -> tuple:
@@ -282,61 +357,12 @@ def earliest_placement(profile: AvailabilityProfile, topo: Topology, n: int, bb:
         None)`` if the request never fits (or not at ``after`` with ``only_at``).
     """
     after = profile.now if after is None else max(after, profile.now)
-    starts, res, counts, pools, names, tols = profile.raw_view(after)
-    S = len(starts)
+    starts, res, _counts, pools, names, tols = profile.raw_view(after)
     pidx = [names.index(pool_name(s)) for s in topo.bbs]
-    ptol = [tols[i] for i in pidx]
-    bad = [None] * S
-
-    def is_bad(k):  # segment k alone cannot hold the request
-        b = bad[k]
-        if b is None:
-            if counts[k] < n:
-                b = True
-            else:
-                pk = pools[k]
-                b = sum(int(math.floor((pk[i] + tl) / bb)) for i, tl in zip(pidx, ptol)) < n
-            bad[k] = b
-        return b
-
-    i = 0
-    while i < S:
-        t = after if i == 0 else starts[i]
-        end = t + duration
-        j = i
-        mask = -1
-        mins = None
-        ok = True
-        while j < S and (j == i or starts[j] < end):
-            if is_bad(j):
-                ok = False
-                break
-            mask &= _mask(res[j])
-            if mask.bit_count() < n:
-                ok = False
-                break
-            pk = pools[j]
-            if mins is None:
-                mins = [pk[x] for x in pidx]
-            else:
-                mins = [m if m <= pk[x] else pk[x] for m, x in zip(mins, pidx)]
-            j += 1
-        if ok:
-            slots = {s: int(math.floor((m + tl) / bb)) for s, m, tl in zip(topo.bbs, mins, ptol)}
-            if sum(slots.values()) >= n:
-                nodes = _choose_mask(topo, mask, n)
-                bb_of = assign_bb(topo, nodes, slots)
-                if bb_of is not None:
-                    return t, ProcSet(*nodes), bb_of
-            nxt = i + 1
-        elif bad[j]:
-            nxt = j + 1
-        else:
-            nxt = i + 1
-        if only_at:
-            break
-        i = nxt
-    return INF, None, None
+    t, nodes, bb_of, _held = _scan(
+        topo, len(starts), lambda k: after if k == 0 else starts[k], lambda k: _mask(res[k]),
+        lambda k: [pools[k][x] for x in pidx], [tols[x] for x in pidx], n, bb, duration, only_at)
+    return (t, None, None) if nodes is None else (t, ProcSet(*nodes), bb_of)
 
 
 def fit_at(profile: AvailabilityProfile, topo: Topology, n: int, bb: float, duration: float,
@@ -396,7 +422,7 @@ class PlanTimeline:
     :raises ProfileError: if ``now`` is before the profile's ``now``.
     """
 
-    __slots__ = ("topo", "now", "tols", "_states", "_order", "_pos")
+    __slots__ = ("topo", "now", "tols", "_states")
 
     def __init__(self, profile: AvailabilityProfile, topo: Topology, now: float):
         starts, res, _counts, pools, names, tols = profile.raw_view(now)
@@ -406,7 +432,6 @@ class PlanTimeline:
         st = list(starts)
         st[0] = self.now
         self._states = [(st, [_mask(r) for r in res], [tuple(pk[i] for i in pidx) for pk in pools])]
-        self._pos = {s: k for k, s in enumerate(topo.bbs)}
 
     def __len__(self) -> int:
         """Number of reservations pushed."""
@@ -427,58 +452,8 @@ class PlanTimeline:
 
     def _earliest(self, n, bb, duration):
         st, masks, free = self._states[-1]
-        topo, tols, pos = self.topo, self.tols, self._pos
-        acache = topo.assign_cache
-        S = len(st)
-        bad = [None] * S
-        i = 0
-        while i < S:
-            t = st[i]
-            end = t + duration
-            j = i
-            mask = -1
-            mins = None
-            ok = True
-            while j < S and (j == i or st[j] < end):
-                b = bad[j]
-                if b is None:
-                    m = masks[j]
-                    b = m.bit_count() < n or \
-                        sum(int(math.floor((f + tl) / bb)) for f, tl in zip(free[j], tols)) < n
-                    bad[j] = b
-                if b:
-                    ok = False
-                    break
-                mask &= masks[j]
-                if mask.bit_count() < n:
-                    ok = False
-                    break
-                fj = free[j]
-                mins = list(fj) if mins is None else [m if m <= f else f for m, f in zip(mins, fj)]
-                j += 1
-            if ok:
-                slots = tuple(int(math.floor((m + tl) / bb)) for m, tl in zip(mins, tols))
-                if sum(slots) >= n:
-                    key = (mask, n, bb, slots)
-                    hit = acache.get(key)
-                    if hit is None:
-                        nodes = _choose_mask(topo, mask, n)
-                        bb_of = assign_bb(topo, nodes, dict(zip(topo.bbs, slots)))
-                        held = None
-                        if bb_of is not None:
-                            held = [(pos[x], b) for x, b in bb_held(bb_of, bb).items()]
-                        hit = (nodes, bb_of, held)
-                        if len(acache) > 200000:
-                            acache.clear()
-                        acache[key] = hit
-                    if hit[1] is not None:
-                        return (t,) + hit
-                i += 1
-            elif bad[j]:
-                i = j + 1
-            else:
-                i += 1
-        return INF, None, None, None
+        return _scan(self.topo, len(st), st.__getitem__, masks.__getitem__, free.__getitem__,
+                     self.tols, n, bb, duration)
 
     def place(self, n: int, bb: float, duration: float) -> tuple:
         """:meth:`earliest`, then reserve it for ``duration`` s (a new state
