@@ -81,12 +81,11 @@ from typing import Any
 import click
 import jsonschema
 import psutil
-import yaml
 
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError
 from iosched.errors import one_line as _one_line
-from iosched.runner import yaml_error_text
+from iosched.runner import load_yaml_mapping
 
 __all__ = [
     "CAMPAIGN_SCHEMA",
@@ -339,20 +338,8 @@ def load_campaign(path, output=None) -> Campaign:
         the field), duplicate labels, a baseline that is not a scheduler label,
         a missing input file.
     """
-    p = Path(os.fspath(path))
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{p}: campaign file not found") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{p}: cannot read: {getattr(e, 'strerror', None) or e}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise InputError(f"{p}: invalid YAML: {yaml_error_text(e)}") from None
-    if not isinstance(data, dict):
-        raise InputError(f"{p}: expected a mapping with the fields name, platforms, workloads, "
-                         f"schedulers")
+    p, data = load_yaml_mapping(path, "campaign file",
+                                "the fields name, platforms, workloads, schedulers")
     validator = jsonschema.Draft202012Validator(CAMPAIGN_SCHEMA)
     errors = sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
     if errors:
@@ -363,15 +350,18 @@ def load_campaign(path, output=None) -> Campaign:
         q = Path(value).expanduser()
         return q if q.is_absolute() else base / q
 
+    def file_entry(e: dict, where: str) -> None:  # resolve e["file"], default label
+        f = rel(e["file"])
+        if not f.is_file():
+            raise InputError(f"{p}: field {where}.file: file not found: {e['file']}")
+        e["file"] = str(f)
+        e.setdefault("label", _slug(f.stem))
+
     platforms = []
     for i, entry in enumerate(data["platforms"]):
         e = {"file": entry} if isinstance(entry, str) else dict(entry)
         if "file" in e:
-            f = rel(e["file"])
-            if not f.is_file():
-                raise InputError(f"{p}: field platforms[{i}].file: file not found: {e['file']}")
-            e["file"] = str(f)
-            e.setdefault("label", _slug(Path(e["file"]).stem))
+            file_entry(e, f"platforms[{i}]")
         elif "cluster" in e:
             e.setdefault("label", f"cluster{e['cluster']['nb_nodes']}")
         else:
@@ -382,11 +372,7 @@ def load_campaign(path, output=None) -> Campaign:
     for i, entry in enumerate(data["workloads"]):
         e = {"file": entry} if isinstance(entry, str) else dict(entry)
         if "file" in e:
-            f = rel(e["file"])
-            if not f.is_file():
-                raise InputError(f"{p}: field workloads[{i}].file: file not found: {e['file']}")
-            e["file"] = str(f)
-            e.setdefault("label", _slug(Path(e["file"]).stem))
+            file_entry(e, f"workloads[{i}]")
         elif "python" in e:
             e["args"] = dict(e.get("args") or {})
             e.setdefault("label", _slug(e["python"].rsplit(":", 1)[1]))

@@ -804,6 +804,32 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
 # robin files
 
 
+def load_yaml_mapping(path, what: str, fields: str) -> tuple[Path, dict]:
+    """Read a YAML file with ``yaml.safe_load`` and check that it is a mapping.
+
+    :param path: the file (str or PathLike).
+    :param what: its kind for messages (``"robin file"``, ``"campaign file"``).
+    :param fields: the expected fields, for the message when it is not a mapping.
+    :returns: ``(Path, dict)``.
+    :raises InputError: one line naming the file: missing, unreadable, invalid
+        YAML (with line and column) or not a mapping.
+    """
+    p = Path(os.fspath(path))
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{p}: {what} not found") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{p}: cannot read {what}: {getattr(e, 'strerror', None) or e}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise InputError(f"{p}: invalid YAML: {yaml_error_text(e)}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{p}: expected a mapping with {fields}")
+    return p, data
+
+
 def yaml_error_text(e: yaml.YAMLError) -> str:
     """One line describing a YAML parse error, with its line and column."""
     mark = getattr(e, "problem_mark", None)
@@ -872,21 +898,7 @@ def load_robin(path) -> dict:
     negative or non-numeric timeout, unsplittable ``batcmd``, ``schedcmd``
     empty without ``--batexec`` or set with it.
     """
-    p = Path(os.fspath(path))
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{p}: robin file not found") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{p}: cannot read robin file: "
-                         f"{getattr(e, 'strerror', None) or e}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise InputError(f"{p}: invalid YAML: {yaml_error_text(e)}") from None
-    if not isinstance(data, dict):
-        raise InputError(f"{p}: expected a mapping with the robin fields "
-                         f"{', '.join(ROBIN_FIELDS)}")
+    p, data = load_yaml_mapping(path, "robin file", f"the robin fields {', '.join(ROBIN_FIELDS)}")
     for key in data:
         if key not in ROBIN_FIELDS:
             raise InputError(f"{p}: unknown field {key!r} (robin fields: "
