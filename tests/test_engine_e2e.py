@@ -177,14 +177,20 @@ def test_call_me_later_kill_and_metadata(inputs, tmp_path):
     assert rows["4"]["final_state"] == "REJECTED"
 
 
-def test_dynamic_registration(inputs, tmp_path):
-    p, _ = inputs
+def _one_job_workload(tmp_path):
+    """One 10 s delay job on 2 of 4 resources (for the dynamic-job tests)."""
     w = tmp_path / "small.json"
     w.write_text(json.dumps({
         "nb_res": 4,
         "jobs": [{"id": 1, "subtime": 0, "walltime": 100, "res": 2, "profile": "d10"}],
         "profiles": {"d10": {"type": "delay", "delay": 10}},
     }))
+    return w
+
+
+def test_dynamic_registration(inputs, tmp_path):
+    p, _ = inputs
+    w = _one_job_workload(tmp_path)
     out = tmp_path / "dyn"
     run_simulation(p, w, HERE / "schedulers" / "protocolExerciser.py", out,
                    options={"dynamic": True}, timeout=60,
@@ -199,12 +205,7 @@ def test_dynamic_profiles_are_garbage_collected_unless_reuse(inputs, tmp_path):
     # Batsim >= 4.0 frees the profile of a finished dynamic job: a later job
     # naming it is an error, unless --enable-profile-reuse
     p, _ = inputs
-    w = tmp_path / "small.json"
-    w.write_text(json.dumps({
-        "nb_res": 4,
-        "jobs": [{"id": 1, "subtime": 0, "walltime": 100, "res": 2, "profile": "d10"}],
-        "profiles": {"d10": {"type": "delay", "delay": 10}},
-    }))
+    w = _one_job_workload(tmp_path)
     sched = HERE / "schedulers" / "protocolExerciser.py"
     with pytest.raises(RunError, match="REGISTER_JOB dyn!again .*unknown profile 'd5'"):
         run_simulation(p, w, sched, tmp_path / "gc", options={"dynamic": True, "reuse": True},
