@@ -78,17 +78,23 @@ def _run(platform, workload, policy, out, timeout, stats=None):
     t0 = time.perf_counter()
     run_simulation(platform, workload, str(REPO_ROOT / "schedulers" / "burstbuffer.py"), out,
                    options=opts, timeout=timeout,
-                   engine_args=["--enable-dynamic-jobs", "--rusage-file", str(rusage)])
+                   engine_args=["--rusage-file", str(rusage)])  # + --enable-dynamic-jobs (runner)
     wall = time.perf_counter() - t0
     ru = json.loads(rusage.read_text())
     with open(out / "out_schedule.csv") as f:
         header, values = f.read().splitlines()[:2]
     sched = dict(zip(header.split(","), values.split(",")))
     waited = float(sched["scheduling_time"])
-    return {"wall_s": round(wall, 2), "engine_cpu_s": round(ru["user_s"] + ru["sys_s"], 2),
-            "engine_max_rss_mb": round(ru["max_rss_kb"] / 1024, 1),
-            "scheduler_s": round(waited, 2), "engine_s": round(wall - waited, 2),
-            "makespan_s": float(sched["makespan"])}
+    res = {"wall_s": round(wall, 2), "engine_cpu_s": round(ru["user_s"] + ru["sys_s"], 2),
+           "engine_max_rss_mb": round(ru["max_rss_kb"] / 1024, 1),
+           "scheduler_s": round(waited, 2), "engine_s": round(wall - waited, 2),
+           "makespan_s": float(sched["makespan"])}
+    if stats is not None:  # plan-k: one record per scheduling pass
+        searches = json.loads(Path(stats).read_text())["searches"]
+        res["passes"] = len(searches)
+        res["searches"] = sum(1 for r in searches if not r.get("skipped"))
+        res["decisions"] = decision_table(searches)
+    return res
 
 
 def _full_run(platform, swf, policy, out_dir):
@@ -110,11 +116,6 @@ def _full_run(platform, swf, policy, out_dir):
         stats = tmp / "stats.json" if policy.startswith("plan-") else None
         run = _run(platform, wl, policy, tmp / "run", 4 * 3600, stats=stats)
         run["nb_jobs"] = len(w["jobs"])
-        if stats is not None:
-            searches = json.loads(stats.read_text())["searches"]
-            run["passes"] = len(searches)
-            run["searches"] = sum(1 for r in searches if not r.get("skipped"))
-            run["decisions"] = decision_table(searches)
         res["run"] = run
     res["target_met"] = run["wall_s"] <= res["target_wall_s"]
     res["machine"] = {"python": sys.version.split()[0]}
@@ -168,11 +169,7 @@ def bench_command(swf, nb_jobs, plan_jobs, full_policies, skip_1000, output):
                 click.echo(f"bb bench: plan-2, {plan_jobs} jobs...")
                 stats = tmp / "stats.json"
                 run = _run(platform, wp, "plan-2", tmp / "plan", 7200, stats=stats)
-                searches = json.loads(stats.read_text())["searches"]
                 run["nb_jobs"] = plan_jobs
-                run["passes"] = len(searches)
-                run["searches"] = sum(1 for r in searches if not r.get("skipped"))
-                run["decisions"] = decision_table(searches)
                 res["plan_2"] = run
     except (InputError, RunError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
