@@ -416,6 +416,10 @@ class PlanTimeline:
     nodes, burst buffers and floating-point pool arithmetic); checked by
     ``tests/test_bb_placement.py``.
 
+    Source: the list scheduling of a queue order in Kopanski & Rzadca,
+    Euro-Par 2021, Section 4 (plan-based scheduling, Algorithm 2 of arXiv
+    2109.00082v2), evaluated for many orders per scheduling pass.
+
     :param profile: the scheduler's profile (pools ``bb:<id>`` for every
         storage node of ``topo``); not modified.
     :param now: current time (s), ``>= profile.now``.

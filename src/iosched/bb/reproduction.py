@@ -512,7 +512,13 @@ def _parts_note(rep: Reproduction) -> str:
 
 
 def render_table_md(rep: Reproduction) -> str:
-    """``table.md``: the reproduction table and the runs not used."""
+    """``table.md``: the reproduction table and the runs not used.
+
+    :param rep: a :class:`Reproduction` (its ``table``: one row per policy;
+        ratios are dimensionless, waiting times in s, bounded slowdown with
+        tau = 600 s).
+    :returns: Markdown text (deterministic for the same campaign).
+    """
     t = rep.table
     lines = [f"# Reproduction of Kopanski & Rzadca (Euro-Par 2021): campaign {rep.name}", "",
              f"Ratios: a policy's value divided by {BASELINE}'s on the same workload part. "
@@ -543,7 +549,12 @@ def render_table_md(rep: Reproduction) -> str:
 
 
 def render_claims_md(rep: Reproduction) -> str:
-    """``claims.md``: the paper's claims, our measures and computed verdicts."""
+    """``claims.md``: the paper's claims (Kopanski & Rzadca, Euro-Par 2021,
+    abstract and evaluation), our measures and computed verdicts.
+
+    :param rep: a :class:`Reproduction` (its ``claims``: one row per claim).
+    :returns: Markdown text (deterministic for the same campaign).
+    """
     lines = [f"# Claims of Kopanski & Rzadca (Euro-Par 2021) against campaign {rep.name}", "",
              "Source: J. Kopanski, K. Rzadca, \"Plan-based Job Scheduling for Supercomputers "
              "with Shared Burst Buffers\", Euro-Par 2021 (arXiv 2109.00082v2). (a) is from the "
