@@ -11,6 +11,7 @@ trees is gone (a zombie would keep its create_time and count as present).
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import signal
 import socket
@@ -26,7 +27,7 @@ import yaml
 
 import batsim
 from iosched.errors import InputError
-from iosched import runner
+from iosched import affinity, runner
 from iosched.runner import (
     RunError,
     free_port,
@@ -121,6 +122,10 @@ SCHEDULERS = {
                 if self.options.get("record"):
                     with open(self.options["record"], "w") as f:
                         json.dump(self.options, f)
+                if self.options.get("record_placement"):
+                    with open(self.options["record_placement"], "w") as f:
+                        json.dump({"cpus": sorted(os.sched_getaffinity(0)),
+                                   "policy": os.sched_getscheduler(0)}, f)
 
             def onJobSubmission(self, job):
                 self.bs.reject_jobs([job])
@@ -290,6 +295,33 @@ def test_options_reach_the_scheduler(env, tmp_path):
     assert res.engine_returncode == 0
 
 
+def _placement(env, tmp_path, **kw):
+    rec = tmp_path / "placement.json"
+    res = _run(env, env.sched("okSched"), tmp_path / "out", options={"record_placement": str(rec)},
+               **kw)
+    return res, json.loads(rec.read_text())
+
+
+def test_both_processes_share_one_claimed_cpu_under_sched_batch(env, tmp_path):
+    before = (os.sched_getaffinity(0), os.sched_getscheduler(0))
+    res, seen = _placement(env, tmp_path)
+    if len(affinity.allowed_cpus()) < 2:
+        assert res.cpus is None  # nothing to gain on one CPU
+        return
+    assert res.cpus is not None and len(res.cpus) == 1
+    assert seen == {"cpus": res.cpus, "policy": os.SCHED_BATCH}
+    assert json.loads((tmp_path / "out" / "command.json").read_text())["cpus"] == res.cpus
+    # the runner's own thread is back where it was
+    assert (os.sched_getaffinity(0), os.sched_getscheduler(0)) == before
+
+
+def test_cpu_none_leaves_placement_to_the_os(env, tmp_path):
+    res, seen = _placement(env, tmp_path, cpu="none")
+    assert res.cpus is None
+    assert seen == {"cpus": sorted(os.sched_getaffinity(0)), "policy": os.sched_getscheduler(0)}
+    assert json.loads((tmp_path / "out" / "command.json").read_text())["cpus"] is None
+
+
 def test_engine_slower_than_pybatsim_default_timeout_is_fine(env, tmp_path):
     # pybatsim's -t default (2000 ms) would abort with "Batsim is not responding"
     res = _run(env, FILLER, tmp_path / "out", engine_args=["--pause", "2.5"])
@@ -396,6 +428,8 @@ def test_engine_command_not_found(env, tmp_path):
     ({"timeout": -1}, "timeout: expected a positive number"),
     ({"ready_timeout": "soon"}, "ready timeout: expected a number"),
     ({"options": [1, 2]}, "options: expected a JSON object"),
+    ({"cpu": "fast"}, "cpu: expected auto, none or a CPU number"),
+    ({"cpu": 10**6}, "cpu: CPU 1000000 is not available"),
 ])
 def test_bad_arguments_are_input_errors(env, tmp_path, kwargs, needle):
     args = {"platform": env.platform, "workload": env.workload, "scheduler": FILLER,
@@ -598,6 +632,8 @@ def _assert_one_line_failure(proc):
     (("-p", "x.xml", "-w", "w.json", "-s", "fcfs", "-o", "o", "--options", "[1]"),
      "--options: expected a JSON object"),
     (("-p", "missing.xml", "-w", "w.json", "-s", "fcfs", "-o", "o"), "platform: file not found"),
+    (("-p", "x.xml", "-w", "w.json", "-s", "fcfs", "-o", "o", "--cpu", "fast"),
+     "cpu: expected auto, none or a CPU number"),
 ])
 def test_cli_usage_errors_are_one_line(tmp_path, args, needle):
     line = _assert_one_line_failure(_cli(*args, cwd=tmp_path))

@@ -10,6 +10,14 @@ unless ``--quiet-scheduler``), exactly the setting of the reference
 measurement of the real Batsim 4.2.1 on this machine type (20.0 s, 184 MB;
 26.3 s and 260 MB with ``parallel_homogeneous`` profiles).
 
+The runner puts the engine and the scheduler on one CPU, as every
+``iosched run`` does by default (:mod:`iosched.affinity`: the protocol is a
+ping-pong, and on this machine type cross-CPU wake-ups cost more than half
+of the wall time); ``--cpu none`` measures them where the OS places them,
+written to ``kth_full_<profiles>_cpu-none.json``. How the reference was
+placed is not recorded; robin, the usual way to run the real Batsim, does
+not pin.
+
 Measured: wall time of the whole simulation (s, both processes, from the
 scheduler's start to the end of both), the engine process's peak RSS (MB,
 ``getrusage``), its CPU time, and jobs per second; plus a calibration of the
@@ -136,9 +144,12 @@ def write_result(res: dict, path: Path) -> None:
 @click.option("--jobs", "nb_jobs", type=click.IntRange(min=1), default=None,
               help="only the first N jobs (default: all)")
 @click.option("--quiet-scheduler", is_flag=True, help="run pybatsim with -v warning instead of its default")
+@click.option("--cpu", default="auto", show_default=True, metavar="auto|none|N",
+              help="CPU placement of the engine and the scheduler (iosched run --cpu); "
+                   "with none the result file is kth_full_<profiles>_cpu-none.json")
 @click.option("--output", type=click.Path(file_okay=False), default=str(REPO_ROOT / "results" / "bench"),
               show_default=True)
-def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, output):
+def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, output):
     """Time the embedded engine with pybatsim's easyBackfill on KTH-SP2."""
     import schedulers  # pybatsim's example schedulers
 
@@ -167,8 +178,8 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, output):
                        f"{nb_res}-node cluster, pybatsim easyBackfill, embedded engine...")
             cpu0 = cpu_times()
             t0 = time.perf_counter()
-            run_simulation(plat, wl, str(sched), tmp / "run", timeout=7200,
-                                    quiet=quiet_scheduler,
+            result = run_simulation(plat, wl, str(sched), tmp / "run", timeout=7200,
+                                    quiet=quiet_scheduler, cpu=cpu,
                                     engine_args=["--rusage-file", str(rusage)])
             wall = time.perf_counter() - t0
             steal = steal_share(cpu0, cpu_times())
@@ -191,6 +202,8 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, output):
         "nb_jobs": report.kept,
         "nb_res": nb_res,
         "scheduler": "pybatsim 3.2.1 easyBackfill" + (" -v warning" if quiet_scheduler else ""),
+        "cpu": cpu,
+        "cpus": result.cpus,
         "wall_s": round(wall, 2),
         "engine_max_rss_mb": round(ru["max_rss_kb"] / 1024, 1),
         "engine_cpu_s": round(ru["user_s"] + ru["sys_s"], 2),
@@ -205,7 +218,8 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, output):
     res["calibration"]["cpu_steal_share_during_run"] = steal
     res["target_met"] = (res["wall_s"] <= REFERENCE[profiles]["wall_s"]
                          and res["engine_max_rss_mb"] <= REFERENCE[profiles]["max_rss_mb"])
-    write_result(res, out / f"kth_full_{profiles}.json")
+    suffix = "" if cpu == "auto" else f"_cpu-{cpu}"
+    write_result(res, out / f"kth_full_{profiles}{suffix}.json")
 
 
 def main(argv=None):

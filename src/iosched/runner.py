@@ -70,6 +70,7 @@ import click
 import psutil
 import yaml
 
+from iosched.affinity import claim_cpu, parse_cpu, spawning_on
 from iosched.errors import InputError
 from iosched.errors import one_line as _one_line
 
@@ -154,7 +155,9 @@ class RunResult:
     ``jobs_csv``, ``schedule_csv`` and ``machine_states_csv`` are the paths of
     the engine's outputs for ``export_prefix`` (None when the engine did not
     write that file); ``wall_time`` is in s; return codes are None for a
-    process that was not started (no scheduler in robin batexec mode).
+    process that was not started (no scheduler in robin batexec mode);
+    ``cpus`` is the CPU set both processes ran on (None: not pinned, see
+    :mod:`iosched.affinity`).
     """
 
     output_dir: Path
@@ -170,6 +173,7 @@ class RunResult:
     port: int | None
     logs: dict[str, Path] = field(default_factory=dict)
     pids: dict[str, list[int]] = field(default_factory=dict)
+    cpus: list[int] | None = None
 
 
 # --------------------------------------------------------------------------
@@ -276,8 +280,10 @@ class _Child:
     """A process started in its own session, with its tree recorded."""
 
     def __init__(self, name: str, argv: list[str], out: Path, err: Path | None = None,
-                 env: dict | None = None, cwd: str | None = None, xtrace: bool = False):
+                 env: dict | None = None, cwd: str | None = None, xtrace: bool = False,
+                 cpus: set[int] | None = None):
         self.name = name
+        self.cpus = cpus
         self.xtrace = xtrace
         self.argv = argv
         self.out = out
@@ -302,10 +308,11 @@ class _Child:
         try:
             out = open(self.out, "wb")
             err = open(self.err, "wb") if self.err is not None else subprocess.STDOUT
-            self.popen = subprocess.Popen(
-                self.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                start_new_session=True, close_fds=True, env=self.env, cwd=self.cwd,
-            )
+            with spawning_on(self.cpus):
+                self.popen = subprocess.Popen(
+                    self.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                    start_new_session=True, close_fds=True, env=self.env, cwd=self.cwd,
+                )
         except OSError as e:
             raise RunError(f"cannot start {self.name} ({self.argv[0]}): "
                            f"{e.strerror or e}") from None
@@ -662,7 +669,7 @@ def _outputs(prefix: Path) -> tuple[Path | None, Path | None, Path | None]:
 def run_simulation(platform, workload, scheduler, output_dir, options=None, engine_cmd=None,
                    engine_args=(), timeout=None, ready_timeout=DEFAULT_READY_TIMEOUT, quiet=True,
                    success_timeout=DEFAULT_SUCCESS_TIMEOUT,
-                   failure_timeout=DEFAULT_FAILURE_TIMEOUT) -> RunResult:
+                   failure_timeout=DEFAULT_FAILURE_TIMEOUT, cpu="auto") -> RunResult:
     """Run one simulation: a pybatsim scheduler and an engine on a loopback port.
 
     *platform* is a SimGrid platform XML, *workload* a Batsim workload JSON
@@ -689,8 +696,14 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
     what the second process is given after the first one ended with code 0 /
     non-zero.
 
+    *cpu* places both processes on one CPU (see :mod:`iosched.affinity`:
+    the protocol is a ping-pong, and one CPU spares a cross-CPU wake-up per
+    thread hand-over): ``"auto"`` claims a CPU no other run holds,
+    ``"none"`` leaves placement to the OS, a number names the CPU. The
+    simulated results never depend on it; ``command.json`` records the CPU.
+
     Returns a :class:`RunResult`. Raises :class:`InputError` for bad
-    arguments (missing file, unknown scheduler, bad timeout, options not a
+    arguments (missing file, unknown scheduler, bad timeout, bad *cpu*, options not a
     JSON object, output directory that cannot be created) and
     :class:`RunError` when a process cannot start, never listens, exits
     non-zero, is killed or times out; in every case both process trees are
@@ -701,6 +714,7 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
     ready_timeout = _check_seconds(ready_timeout, "ready timeout", positive=True)
     success_timeout = _check_seconds(success_timeout, "success timeout")
     failure_timeout = _check_seconds(failure_timeout, "failure timeout")
+    cpu = parse_cpu(cpu)
     platform = _input_file(platform, "platform")
     if isinstance(workload, (str, os.PathLike)):
         workloads = [_input_file(workload, "workload")]
@@ -736,7 +750,7 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
     deadline = t0 + timeout
     ready_end = t0 + ready_timeout
     children: list[_Child] = []
-    with _subreaper():
+    with _subreaper(), claim_cpu(cpu) as cpus:
         for attempt in range(_PORT_ATTEMPTS):
             port = free_port()
             endpoint = f"tcp://127.0.0.1:{port}"
@@ -764,12 +778,13 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
                 "timeouts_s": {"simulation": timeout, "ready": ready_timeout,
                                "success": success_timeout, "failure": failure_timeout},
                 "start_order": ["scheduler", "engine"],
+                "cpus": sorted(cpus) if cpus else None,
             })
             write_robin(out / "robin.yaml", engine_argv, sched_argv, out,
                         simulation_timeout=timeout, ready_timeout=ready_timeout,
                         success_timeout=success_timeout, failure_timeout=failure_timeout)
-            sched = _Child("scheduler", sched_argv, out / "sched.log", env=env)
-            engine = _Child("engine", engine_argv, out / "engine.log", env=env)
+            sched = _Child("scheduler", sched_argv, out / "sched.log", env=env, cpus=cpus)
+            engine = _Child("engine", engine_argv, out / "engine.log", env=env, cpus=cpus)
             children = [sched, engine]
             retry = False
             try:
@@ -797,6 +812,7 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
         scheduler_cmd=sched_argv, engine_cmd=engine_argv, port=port,
         logs={"scheduler": sched.out, "engine": engine.out},
         pids={"scheduler": sched.pids(), "engine": engine.pids()},
+        cpus=sorted(cpus) if cpus else None,
     )
 
 
@@ -1034,7 +1050,7 @@ def _wait_context(port: int | None, ready_timeout: float) -> str | None:
         time.sleep(0.1)
 
 
-def run_robin(path) -> RunResult:
+def run_robin(path, cpu="auto") -> RunResult:
     """Execute a robin experiment file with robin's semantics; return a RunResult.
 
     Like robin: the output directory and its ``cmd/`` and ``log/``
@@ -1049,12 +1065,14 @@ def run_robin(path) -> RunResult:
     simulation; when one process ends with 0 the other has
     ``success-timeout`` s, when it ends non-zero ``failure-timeout`` s. The
     run succeeds only if both exit 0. Relative paths are relative to the
-    current directory, as with robin.
+    current directory, as with robin. Unlike robin, both commands run on one
+    CPU by default (*cpu*, as in :func:`run_simulation`).
 
     Raises :class:`InputError` for a bad file (see :func:`load_robin`) or an
     output directory that cannot be created, :class:`RunError` for a failed,
     killed or timed-out run or a context that never got ready.
     """
+    cpu = parse_cpu(cpu)
     spec = load_robin(path)
     out = Path(spec["output-dir"]).expanduser()
     try:
@@ -1068,7 +1086,7 @@ def run_robin(path) -> RunResult:
     shell = shutil.which("bash") or "/bin/sh"
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     timeout = spec["simulation-timeout"]
-    with _subreaper():
+    with _subreaper(), claim_cpu(cpu) as cpus:
         reason = _wait_context(bat["port"], spec["ready-timeout"])
         if reason is not None:
             raise RunError(reason, output_dir=out)
@@ -1076,7 +1094,7 @@ def run_robin(path) -> RunResult:
         bat_file.write_text(spec["batcmd"] + "\n", encoding="utf-8")
         bat_file.chmod(0o755)
         engine = _Child("batcmd", [shell, "-eux", str(bat_file)], out / "log" / "batsim.out.log",
-                        out / "log" / "batsim.log", env=env, xtrace=True)
+                        out / "log" / "batsim.log", env=env, xtrace=True, cpus=cpus)
         children = [engine]
         sched = None
         if spec["schedcmd"].strip():
@@ -1085,7 +1103,7 @@ def run_robin(path) -> RunResult:
             sched_file.chmod(0o755)
             sched = _Child("schedcmd", [shell, "-eux", str(sched_file)],
                            out / "log" / "sched.out.log", out / "log" / "sched.err.log", env=env,
-                           xtrace=True)
+                           xtrace=True, cpus=cpus)
             children = [sched, engine]
         t0 = time.monotonic()
         reason = None
@@ -1109,6 +1127,7 @@ def run_robin(path) -> RunResult:
         scheduler_cmd=spec["schedcmd"] or None, engine_cmd=spec["batcmd"], port=bat["port"],
         logs={c.name: (c.err or c.out) for c in children},
         pids={c.name: c.pids() for c in children},
+        cpus=sorted(cpus) if cpus else None,
     )
 
 
@@ -1205,10 +1224,13 @@ def _print_metrics(result: RunResult, no_metrics: bool, platform=None) -> None:
               help="Extra engine argument (repeatable), e.g. --engine-arg=--enable-dynamic-jobs.")
 @click.option("--verbose", is_flag=True, help="Do not pass -q to the engine.")
 @click.option("--no-metrics", is_flag=True, help="Do not compute and print metrics.")
+@click.option("--cpu", default="auto", show_default=True, metavar="auto|none|N",
+              help="Run the engine and the scheduler on one CPU: auto claims a CPU no other "
+                   "run holds, none leaves placement to the OS, N names the CPU.")
 @click.pass_context
 def run_command(ctx, robin_file, platform, workload, scheduler, options_json, output, timeout,
                 ready_timeout, success_timeout, failure_timeout, engine, engine_args, verbose,
-                no_metrics):
+                no_metrics, cpu):
     """Run one simulation (scheduler + engine), or a robin experiment file.
 
     \b
@@ -1226,7 +1248,7 @@ def run_command(ctx, robin_file, platform, workload, scheduler, options_json, ou
                 if given:
                     raise InputError(f"{', '.join(given)} cannot be combined with a robin file "
                                      f"({robin_file})")
-                result = run_robin(robin_file)
+                result = run_robin(robin_file, cpu=cpu)
             else:
                 for name, v in (("--platform", platform), ("--workload", workload),
                                 ("--scheduler", scheduler), ("--output", output)):
@@ -1245,7 +1267,7 @@ def run_command(ctx, robin_file, platform, workload, scheduler, options_json, ou
                     platform, list(workload), scheduler, output, options=options,
                     engine_cmd=engine, engine_args=engine_args, timeout=timeout,
                     ready_timeout=ready_timeout, quiet=not verbose,
-                    success_timeout=success_timeout, failure_timeout=failure_timeout)
+                    success_timeout=success_timeout, failure_timeout=failure_timeout, cpu=cpu)
             click.echo(f"iosched run: simulation done in {result.wall_time:.2f} s, "
                        f"outputs in {result.output_dir}")
             _print_metrics(result, no_metrics, platform if not robin_file else None)
