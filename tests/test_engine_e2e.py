@@ -224,3 +224,108 @@ def test_dynamic_registration_refused_when_disabled(inputs, tmp_path):
     with pytest.raises(RunError, match="REGISTER_PROFILE .*dynamic jobs are disabled"):
         run_simulation(p, w, HERE / "schedulers" / "protocolExerciser.py", tmp_path / "nodyn",
                        options={"dynamic": True}, timeout=60)
+
+
+PHYSICS_PLATFORM = PLATFORM.replace('radical="0-3"', 'radical="0-11"').replace(
+    'bb_bw="2.25GBps" bb_lat="500us"/>', 'bb_bw="100MBps" bb_lat="500us"/>', 1)
+
+
+def _ph(cpu, com=0.0):
+    return {"type": "parallel_homogeneous", "cpu": cpu, "com": com}
+
+
+PHYSICS_WORKLOAD = {
+    "nb_res": 12,
+    "jobs": [
+        {"id": 1, "subtime": 0, "walltime": 10, "res": 1, "profile": "ph10"},   # runtime == walltime
+        {"id": 2, "subtime": 0, "walltime": 9.5, "res": 1, "profile": "ph10"},  # walltime first
+        {"id": 3, "subtime": 0, "walltime": 100, "res": 1, "profile": "ph4"},
+        {"id": 4, "subtime": 0, "walltime": 100, "res": 1, "profile": "ph4"},
+        {"id": 5, "subtime": 0, "walltime": 100, "res": 1, "profile": "ph0"},   # zero duration
+        {"id": 6, "subtime": 0, "walltime": 100, "res": 1, "profile": "seq"},   # two steps: a worker
+        {"id": 7, "subtime": 0, "walltime": 100, "res": 2, "profile": "com"},   # 7 and 8 share the
+        {"id": 8, "subtime": 0, "walltime": 100, "res": 2, "profile": "com"},   # cluster backbone
+        {"id": 9, "subtime": 3, "walltime": 100, "res": 1, "profile": "ph4"},
+    ],
+    "profiles": {
+        "ph10": _ph(10e9), "ph4": _ph(4e9), "ph0": _ph(0.0), "ph1": _ph(1e9),
+        "com": _ph(1e9, 5e8),
+        "seq": {"type": "composed", "repeat": 2, "seq": ["ph1", "ph4"]},
+    },
+}
+
+
+def test_direct_tasks_match_worker_actors_and_batsim_tie_rules(tmp_path):
+    """Jobs of one parallel task run as direct tasks of the server actor; the
+    results are the same, byte for byte, as with every job on a worker actor
+    (--no-direct-tasks), including the cases the server hands over or settles:
+    a task ending exactly at its walltime (completed, as SimGrid's wait_for in
+    Batsim), a zero-duration task, a two-step job running beside direct jobs,
+    and two jobs slowed by a shared link (past their lower bounds, unfinished:
+    handed over to workers)."""
+    p = tmp_path / "platform.xml"
+    p.write_text(PHYSICS_PLATFORM)
+    w = tmp_path / "workload.json"
+    w.write_text(json.dumps(PHYSICS_WORKLOAD))
+    order = {"order": [f"w0!{j['id']}" for j in PHYSICS_WORKLOAD["jobs"]]}
+    outs = {}
+    for name, extra in (("direct", []), ("workers", ["--no-direct-tasks"])):
+        rusage = tmp_path / f"{name}.json"
+        run_simulation(p, w, HERE / "schedulers" / "orderedFiller.py", tmp_path / name,
+                       options=order, engine_args=[*extra, "--rusage-file", rusage], timeout=60)
+        outs[name] = {f: (tmp_path / name / f).read_bytes()
+                      for f in ("out_jobs.csv", "out_machine_states.csv")}
+        outs[name]["stats"] = json.loads(rusage.read_text())
+    assert outs["direct"]["out_jobs.csv"] == outs["workers"]["out_jobs.csv"]
+    assert outs["direct"]["out_machine_states.csv"] == outs["workers"]["out_machine_states.csv"]
+    assert outs["workers"]["stats"]["direct_jobs"] == 0
+    # every one-task job started direct; the pairs that could not be ordered were handed over
+    assert outs["direct"]["stats"]["direct_jobs"] == 8
+    assert outs["direct"]["stats"]["handovers"] >= 2
+
+    rows = {r["job_id"]: r for r in csv.DictReader(open(tmp_path / "direct" / "out_jobs.csv"))}
+    assert {j: r["final_state"] for j, r in rows.items()} == {
+        "1": "COMPLETED_SUCCESSFULLY", "2": "COMPLETED_WALLTIME_REACHED",
+        **{j: "COMPLETED_SUCCESSFULLY" for j in "3456789"}}
+    ex = {j: float(r["execution_time"]) for j, r in rows.items()}
+    assert ex["1"] == pytest.approx(10.0, abs=1e-6) and ex["2"] == pytest.approx(9.5, abs=1e-6)
+    assert ex["3"] == ex["4"] == pytest.approx(4.0, abs=1e-6)
+    assert ex["5"] == pytest.approx(0.0, abs=1e-6)
+    assert ex["6"] == pytest.approx(10.0, abs=1e-6)  # 2 x (1 s + 4 s)
+    # 1 Gflop each, but 2 x 2 x 5e8 bytes through a 100 MB/s backbone: SimGrid decides
+    assert ex["7"] == ex["8"] and ex["7"] > 10.0
+    assert ex["9"] == pytest.approx(4.0, abs=1e-6)
+
+
+def _random_ph_workload(seed, n=400):
+    """n one-task jobs on 12 nodes: bursts of submissions, runtimes from 1 s
+    to 5547 s, 40 % with walltime == runtime (a tie SimGrid's rounding
+    decides: the direct and worker paths must decide it the same way)."""
+    import random
+
+    rng = random.Random(seed)
+    jobs, profiles, sub = [], {}, 0.0
+    for i in range(n):
+        sub += rng.choice([0, 0, 1, 13, 250, 1800])
+        rt = rng.choice([1, 7, 60, 300, 1205, 3600, 5547])
+        profiles[f"p{rt}"] = _ph(rt * 1e9)
+        wt = rt if rng.random() < 0.4 else 2 * rt
+        jobs.append({"id": i + 1, "subtime": sub, "walltime": wt, "res": rng.choice([1, 1, 2, 4]),
+                     "profile": f"p{rt}"})
+    return {"nb_res": 12, "jobs": jobs, "profiles": profiles}
+
+
+def test_direct_tasks_match_worker_actors_on_a_generated_trace(tmp_path):
+    import schedulers
+
+    p = tmp_path / "platform.xml"
+    p.write_text(PHYSICS_PLATFORM)
+    w = tmp_path / "workload.json"
+    w.write_text(json.dumps(_random_ph_workload(7)))
+    easy = Path(schedulers.__file__).parent / "easyBackfill.py"
+    out = {}
+    for name, extra in (("direct", []), ("workers", ["--no-direct-tasks"])):
+        run_simulation(p, w, easy, tmp_path / name, engine_args=extra, timeout=120)
+        out[name] = (tmp_path / name / "out_jobs.csv").read_bytes()
+    assert out["direct"] == out["workers"]
+    assert out["direct"].count(b"\n") == 401

@@ -71,6 +71,9 @@ def make_parser() -> argparse.ArgumentParser:
                    help="iosched extension: write every message, both ways, as JSON lines to this file")
     p.add_argument("--rusage-file", default=None,
                    help="iosched extension (benchmarks): write the engine's peak RSS (KB) and CPU times (s) as JSON")
+    p.add_argument("--no-direct-tasks", action="store_true",
+                   help="iosched extension (verification): run every physics job on a worker actor, "
+                        "never as a direct task of the server actor (same results, slower)")
     p.add_argument("--version", action="version", version=f"{BATSIM_VERSION} (iosched {__version__} embedded engine)")
     return p
 
@@ -134,7 +137,7 @@ def main(argv=None) -> int:
         sched_config=sched_cfg, sg_cfg=args.sg_cfg, sg_log=args.sg_log,
         machine_state_tracing=not args.disable_machine_state_tracing,
         quiet=quiet or args.verbosity != "debug", sched_timeout=args.sched_timeout,
-        transcript=args.transcript,
+        transcript=args.transcript, direct_tasks=not args.no_direct_tasks,
     )
     try:
         sim = Simulation(cfg)
@@ -157,7 +160,8 @@ def main(argv=None) -> int:
 
         ru = resource.getrusage(resource.RUSAGE_SELF)
         with open(args.rusage_file, "w") as f:
-            json.dump({"max_rss_kb": ru.ru_maxrss, "user_s": ru.ru_utime, "sys_s": ru.ru_stime}, f)
+            json.dump({"max_rss_kb": ru.ru_maxrss, "user_s": ru.ru_utime, "sys_s": ru.ru_stime,
+                       "direct_jobs": summary["direct_jobs"], "handovers": summary["handovers"]}, f)
     if not quiet:
         sys.stderr.write(
             f"iosched-batsim: simulation ended: {summary['nb_jobs']} jobs, makespan "

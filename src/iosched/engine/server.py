@@ -1,6 +1,6 @@
 """The embedded engine: Batsim 4.2.1's protocol over ZeroMQ, SimGrid physics.
 
-Design (one SimGrid actor for the whole engine, no actor per delay job):
+Design (one SimGrid actor for the whole engine, no actor per job):
 
 * A single *server* actor on the master host owns simulated time and talks to
   the scheduler (REQ socket, Batsim's role). Everything that is pure
@@ -9,11 +9,19 @@ Design (one SimGrid actor for the whole engine, no actor per delay job):
   push and pop, not a SimGrid actor.
 * Every job whose profile does physics (``parallel``, ``parallel_homogeneous``,
   ``parallel_homogeneous_total``, ``parallel_homogeneous_pfs``,
-  ``data_staging``, ``composed`` containing one of those) gets one SimGrid
-  actor that runs its steps as SimGrid parallel tasks (``ptask_L07``) or
-  sleeps. It reports completion through a semaphore the server waits on with
-  a timeout (the next heap action), so SimGrid decides when each transfer
-  ends, with contention on every shared link.
+  ``data_staging``, ``composed`` containing one of those) runs as SimGrid
+  parallel tasks (``ptask_L07``), so SimGrid decides when each transfer ends,
+  with contention on every shared link. A job of one parallel task is a
+  *direct* job: the server actor starts the task itself and, while no other
+  kind of physics runs, waits on the task whose lower bound (flops / host
+  speed) is the earliest, with a timeout at the next heap action or the next
+  lower bound; no other task can end first, so the first completion is seen
+  at the instant SimGrid decides. Other physics jobs (several steps, sleeps
+  between tasks), and direct jobs the server cannot order (two past their
+  lower bound, unfinished), run on reused *worker* actors that report
+  through a semaphore the server waits on with a timeout. A direct job costs
+  about half the thread switches of a worker-run one (SimGrid 3.32's Python
+  actors are threads; its API has no wait-any on parallel tasks).
 * While no physics is in flight the server's clock jumps from action to
   action without waking SimGrid; SimGrid's clock is brought up to date before
   the next physics job starts.
@@ -71,6 +79,11 @@ T_SUBMIT, T_END, T_WALLTIME, T_CALL = range(4)
 P_SUBMIT, P_BYE, P_COMPLETED, P_DECISION, P_READY, P_CALL, P_HELLO = range(7)
 
 
+#: ``Job.actor`` of a *direct* job: its single parallel task was started by
+#: the server actor itself, which also waits for it (see ``_wait_direct``).
+_DIRECT = "direct"
+
+
 class SchedulerTimeout(RuntimeError):
     """The scheduler did not answer within the configured time."""
 
@@ -83,13 +96,17 @@ class EngineConfig:
     :param export_prefix: output prefix (``PREFIX_jobs.csv``...).
     :param socket_endpoint: ZeroMQ endpoint the engine connects to.
     :param sched_timeout: seconds (wall clock) to wait for each reply.
+    :param direct_tasks: run single-task physics jobs as direct tasks of the
+        server actor (False: every physics job on a worker actor; same
+        results, used to verify that).
     """
 
     def __init__(self, platform, workloads, export_prefix="out", socket_endpoint="tcp://localhost:28000",
                  master_host="master_host", role_maps=(), mmax=0, mmax_workload=False,
                  dynamic_jobs=False, ack_dynamic_jobs=False, profile_reuse=False,
                  forward_profiles=False, sched_config="", sg_cfg=(), sg_log=(),
-                 machine_state_tracing=True, quiet=True, sched_timeout=600.0, transcript=None):
+                 machine_state_tracing=True, quiet=True, sched_timeout=600.0, transcript=None,
+                 direct_tasks=True):
         self.platform = platform
         self.workloads = list(workloads)
         self.export_prefix = export_prefix
@@ -109,6 +126,7 @@ class EngineConfig:
         self.quiet = quiet
         self.sched_timeout = sched_timeout
         self.transcript = transcript
+        self.direct_tasks = direct_tasks
 
 
 class Job:
@@ -151,13 +169,14 @@ class Job:
 class _Worker:
     """A SimGrid actor that runs the steps of one physics job at a time."""
 
-    __slots__ = ("sim", "actor", "job", "token", "wake")
+    __slots__ = ("sim", "actor", "job", "token", "wake", "adopt")
 
     def __init__(self, sim):
         self.sim = sim
         self.actor = None
         self.job = None
         self.token = 0
+        self.adopt = False
         self.wake = sim.sg.Semaphore(0)
 
     def run(self):
@@ -167,6 +186,15 @@ class _Worker:
         while True:
             self.wake.acquire()
             j, token = self.job, self.token
+            if self.adopt:  # a direct job handed over: its one task already runs
+                self.adopt = False
+                j.exec.wait()
+                j.exec = None
+                self.job = None
+                sim.idle_workers.append(self)
+                sim.done.append((j, token))
+                sim.sem.release()
+                continue
             for k, s in enumerate(j.steps):
                 j.step_index = k
                 j.step_started = sg.Engine.clock
@@ -269,7 +297,14 @@ class Simulation:
         self._acquired = 0
         self._processed = 0
         self.n_physics = 0
-        self.bounds: list = []
+        # direct jobs (single parallel task, started and awaited by the
+        # server): only while no worker-owned physics runs
+        self.direct_jobs: dict[str, Job] = {}
+        self.direct_done = deque()
+        self.n_handovers = 0  # direct jobs handed over to a worker
+        self.n_direct_started = 0
+        self.bounds: list = []  # (bound, seq, job, token, step) of worker-owned steps
+        self.dbounds: list = []  # the same for direct jobs
         self.workers: list = []
         self.idle_workers: list = []
         self.busy: dict[int, str] = {}
@@ -374,6 +409,8 @@ class Simulation:
         return {
             "nb_jobs": len(self.rows),
             "makespan": max((r["_finish"] for r in self.rows if r["_finish"] is not None), default=0.0),
+            "direct_jobs": self.n_direct_started,
+            "handovers": self.n_handovers,
         }
 
     def _server_actor(self):
@@ -425,18 +462,23 @@ class Simulation:
         """A time before which no physics job can end a step: the minimum,
         over running physics jobs, of (start of the current step + its
         minimal duration). Entries of jobs that moved on are dropped lazily."""
-        heap = self.bounds
+        return min(self._top_bound(self.bounds), self._top_bound(self.dbounds))
+
+    def _top_bound(self, heap):
+        """Smallest valid bound of one heap (``bounds``: worker-owned steps;
+        ``dbounds``: direct jobs), dropping stale entries on top; INF if
+        none."""
         while heap:
-            b, _, j, token, k = heap[0]
-            if j.state == RUNNING and j.token == token and j.step_index == k and j.actor is not None:
-                return b
+            if self._valid_bound(heap[0], heap is self.dbounds):
+                return heap[0][0]
             heapq.heappop(heap)
         return INF
 
-    def _push_bound(self, j, k, t0):
+    def _push_bound(self, j, k, t0, heap=None):
         b = t0 + j.step_min[k] if j.step_min is not None else t0
         # margin: SimGrid's own sum may round a hair below ours
-        heapq.heappush(self.bounds, (b - 1e-9 - 1e-12 * abs(b), next(self._seq), j, j.token, k))
+        heapq.heappush(self.bounds if heap is None else heap,
+                       (b - 1e-9 - 1e-12 * abs(b), next(self._seq), j, j.token, k))
 
     def _advance(self, target):
         """Move time forward to ``target`` or to the first physics completion."""
@@ -444,18 +486,36 @@ class Simulation:
             if target != INF and target > self.now:
                 self.now = target
             return
-        if target < self._physics_bound() and not self.done:
+        if target < self._physics_bound() and not self.done and not self.direct_done:
             # no physics step can end before target: keep SimGrid's clock
             # behind (each wake-up of SimGrid costs thread switches)
             if target > self.now:
                 self.now = target
             return
+        # SimGrid's clock at now first: a wait's timeout then ends exactly at
+        # target, so a task ending exactly at a timer's time (runtime equal
+        # to the walltime) ends before the timer fires, as in Batsim
         self._sync_simgrid()
         while self._acquired < self._processed:
             self.sem.acquire()
             self._acquired += 1
-        if self.done:
+        if self.done or self.direct_done:
             return
+        if self.direct_jobs:
+            if self.n_physics == len(self.direct_jobs):  # no worker-owned physics
+                self._wait_direct(target)
+                return
+            # mixed: wait for the workers, at most until a direct job's bound
+            target = min(target, self._top_bound(self.dbounds))
+        self._wait_workers(target)
+        if self.direct_jobs:
+            late = self._collect_due()
+            if late:
+                self._handover(late)
+
+    def _wait_workers(self, target):
+        """Wait on the semaphore the worker actors release, at most until
+        ``target``."""
         if target == INF:
             self.sem.acquire()
             self._acquired += 1
@@ -468,6 +528,97 @@ class Simulation:
         else:
             self._acquired += 1
             self.now = max(self.now, self.sg.Engine.clock)
+
+    @staticmethod
+    def _valid_bound(entry, direct):
+        """Whether a bound entry still describes the job's running step (and,
+        in ``dbounds``, a job that is still direct)."""
+        _, _, j, token, k = entry
+        if j.state != RUNNING or j.token != token or j.step_index != k:
+            return False
+        return j.actor is _DIRECT if direct else (j.actor is not None and j.actor is not _DIRECT)
+
+    def _wait_direct(self, target):
+        """Every running physics job is direct: wait on the one whose lower
+        bound is the earliest (``e*``), at most until ``target`` or the
+        second earliest bound. No other task can end before that, so the
+        first completion is ``e*``'s, at the instant SimGrid decides. Tasks
+        whose bound has passed are then tested (they may end at this very
+        instant). When two or more have passed their bound unfinished, the
+        server cannot tell which ends first: they are handed over to worker
+        actors (``_handover``)."""
+        heap = self.dbounds
+        self._top_bound(heap)  # drops stale entries at the top
+        first = heapq.heappop(heap)
+        b2 = self._top_bound(heap)
+        heapq.heappush(heap, first)
+        j1, token1 = first[2], first[3]
+        t_out = min(target, b2)
+        sg = self.sg
+        finished = True
+        try:
+            if t_out == INF:
+                j1.exec.wait()
+            else:
+                j1.exec.wait_for(max(0.0, t_out - sg.Engine.clock))
+        except sg.TimeoutException:
+            finished = False
+        self.now = max(self.now, sg.Engine.clock)
+        if finished:
+            self.direct_done.append((j1, token1))
+        late = self._collect_due(j1 if finished else None)
+        if len(late) >= 2:
+            self._handover(late)
+
+    def _collect_due(self, skip=None):
+        """Test the direct jobs whose lower bound is <= now (except *skip*,
+        known finished): the finished ones go to ``direct_done``. Returns
+        the unfinished ones (their entries stay in the heap)."""
+        heap = self.dbounds
+        due = []
+        while heap and heap[0][0] <= self.now:
+            entry = heapq.heappop(heap)
+            if self._valid_bound(entry, True) and entry[2] is not skip:
+                due.append(entry)
+        late = []
+        for entry in due:
+            j = entry[2]
+            if j.exec.test():
+                self.direct_done.append((j, entry[3]))
+            else:
+                late.append(j)
+                heapq.heappush(heap, entry)
+        return late
+
+    def _settle_direct(self):
+        """Let SimGrid finish the direct tasks that end at this very instant
+        (a zero-duration task needs one model step): wait on the earliest
+        due one with a zero timeout, then test the others."""
+        self._top_bound(self.dbounds)
+        _, _, j1, token1, _ = self.dbounds[0]
+        finished = True
+        try:
+            j1.exec.wait_for(0.0)
+        except self.sg.TimeoutException:
+            finished = False
+        if finished:
+            self.direct_done.append((j1, token1))
+        self._collect_due(j1 if finished else None)
+
+    def _handover(self, jobs):
+        """Give these running direct jobs to worker actors, which wait for
+        their (already started) tasks and report through the semaphore like
+        any worker-owned job."""
+        self.n_handovers += len(jobs)
+        for j in jobs:
+            w = self._worker()
+            del self.direct_jobs[j.id]
+            j.actor = w
+            w.job = j
+            w.token = j.token
+            w.adopt = True
+            self._push_bound(j, 0, j.step_started)
+            w.wake.release()
 
     def _next_delivery(self):
         if not self.inbox:
@@ -499,7 +650,7 @@ class Simulation:
             t_timer = self.heap[0][0] if self.heap else INF
             t_deliv = self._next_delivery()
             target = min(t_timer, t_deliv)
-            if target == INF and self.n_physics == 0 and not self.done:
+            if target == INF and self.n_physics == 0 and not self.done and not self.direct_done:
                 if not self.sched_busy and not self.pending and self._can_end():
                     self._emit("SIMULATION_ENDS", {})
                     self._exchange(final=True)
@@ -528,10 +679,13 @@ class Simulation:
         if self.inbox and self.inbox[0][0] <= self.now:
             return False  # another sender is already waiting: Batsim receives it first
         if self.n_physics and self._physics_bound() <= self.now:
-            # let the job actors that end at this very instant report first
+            # let the jobs that end at this very instant report first
             self._sync_simgrid()
-            self.sg.this_actor.yield_()
-            if self.done:
+            if self._top_bound(self.dbounds) <= self.now:
+                self._settle_direct()  # a zero-time wait: workers run too
+            else:
+                self.sg.this_actor.yield_()
+            if self.done or self.direct_done:
                 return False
         if self.pending:
             self.sched_busy = True
@@ -578,6 +732,15 @@ class Simulation:
 
     def _process_physics(self):
         progressed = False
+        while self.direct_done:
+            job, token = self.direct_done.popleft()
+            progressed = True
+            if job.state == RUNNING and job.token == token and job.actor is _DIRECT:
+                self.n_physics -= 1
+                del self.direct_jobs[job.id]
+                job.actor = None
+                job.exec = None
+                self._complete(job, self._success_state(job), None)
         while self.done:
             job, token = self.done.popleft()
             self._processed += 1
@@ -648,7 +811,13 @@ class Simulation:
         return "COMPLETED_SUCCESSFULLY" if ret == 0 else "COMPLETED_FAILED"
 
     def _stop_physics(self, j):
-        if j.actor is not None:
+        if j.actor is _DIRECT:
+            j.actor = None
+            del self.direct_jobs[j.id]
+            self.n_physics -= 1
+            self._sync_simgrid()
+            j.exec.cancel()
+        elif j.actor is not None:
             worker, j.actor = j.actor, None
             self.n_physics -= 1
             self._sync_simgrid()
@@ -716,7 +885,10 @@ class Simulation:
             return
         self._sync_simgrid()
         self.n_physics += 1
-        self._assign_worker(j)
+        if self.cfg.direct_tasks and len(steps) == 1 and isinstance(steps[0], PTask):
+            self._start_direct(j)
+        else:
+            self._assign_worker(j)
         if j.walltime is not None:
             self._timer(now + j.walltime, T_WALLTIME, (j, j.token))
 
@@ -740,27 +912,49 @@ class Simulation:
             )
         return [merge_ptasks(s, io_steps[0]) for s in steps]
 
-    def _assign_worker(self, j):
-        """Run the job's steps on an idle worker actor (one is created when
-        none is idle). Reusing actors is cheaper than creating one per job
-        (SimGrid's Python actors are threads)."""
+    def _worker(self):
+        """An idle worker actor (one is created when none is idle). Reusing
+        actors is cheaper than creating one per job (SimGrid's Python actors
+        are threads)."""
         if self.idle_workers:
-            w = self.idle_workers.pop()
-        else:
-            w = _Worker(self)
-            w.actor = self.sg.Actor.create(f"worker {len(self.workers)}", self.master, w.run)
-            w.actor.daemonize()
-            self.workers.append(w)
-        j.actor = w
-        w.job = j
-        w.token = j.token
+            return self.idle_workers.pop()
+        w = _Worker(self)
+        w.actor = self.sg.Actor.create(f"worker {len(self.workers)}", self.master, w.run)
+        w.actor.daemonize()
+        self.workers.append(w)
+        return w
+
+    def _set_step_min(self, j, heap=None):
         speeds = self.speeds
         j.step_min = [s.seconds if isinstance(s, Delay)
                       else max((c / speeds[h] for c, h in zip(s.cpu, s.hosts) if c > 0 and speeds[h] > 0),
                                default=0.0)
                       for s in j.steps]
-        self._push_bound(j, 0, self.now)
+        self._push_bound(j, 0, self.now, heap)
+
+    def _assign_worker(self, j):
+        """Run the job's steps on a worker actor."""
+        w = self._worker()
+        j.actor = w
+        w.job = j
+        w.token = j.token
+        self._set_step_min(j)
         w.wake.release()
+
+    def _start_direct(self, j):
+        """Start the job's single parallel task from the server actor itself
+        (no worker: about half the thread switches of a worker-run job); the
+        server waits for it in ``_wait_direct``. Only while no worker-owned
+        physics runs."""
+        s = j.steps[0]
+        hosts = self.hosts
+        ex = self.sg.this_actor.exec_init([hosts[h] for h in s.hosts], s.cpu, s.com)
+        ex.start()
+        j.exec = ex
+        j.actor = _DIRECT
+        self.direct_jobs[j.id] = j
+        self.n_direct_started += 1
+        self._set_step_min(j, self.dbounds)
 
     def _complete(self, j, state, ret, notify=True):
         """The job ends now; its executor tells the server (route latency)."""
