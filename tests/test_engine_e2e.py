@@ -299,8 +299,12 @@ def test_direct_tasks_match_worker_actors_and_batsim_tie_rules(tmp_path):
 
 def _random_ph_workload(seed, n=400):
     """n one-task jobs on 12 nodes: bursts of submissions, runtimes from 1 s
-    to 5547 s, 40 % with walltime == runtime (a tie SimGrid's rounding
-    decides: the direct and worker paths must decide it the same way)."""
+    to 5547 s, 40 % with walltime == runtime. The job start and timer times
+    depend on float rounding; on this trace the direct and worker paths give
+    the same outputs (a variant of the direct path that skipped syncing
+    SimGrid's clock before waiting changed one job's state here). The two
+    paths may differ only at exact runtime == walltime ties (README, Known
+    differences)."""
     import random
 
     rng = random.Random(seed)

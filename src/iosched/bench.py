@@ -207,6 +207,8 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, output):
         "wall_s": round(wall, 2),
         "engine_max_rss_mb": round(ru["max_rss_kb"] / 1024, 1),
         "engine_cpu_s": round(ru["user_s"] + ru["sys_s"], 2),
+        "engine_direct_jobs": ru.get("direct_jobs"),
+        "engine_handovers": ru.get("handovers"),
         "scheduler_wait_s": float(sched_csv.get("scheduling_time", "nan")),
         "jobs_per_s": round(report.kept / wall, 1),
         "makespan_s": float(sched_csv["makespan"]),
