@@ -91,9 +91,9 @@ def main(runs, jobs, workers, repeat, output):
         "t1_all_s": [m["wall_time_s"] for m in ones], "tn_all_s": [m["wall_time_s"] for m in manys],
         "mean_run_s_1_worker": one["mean_run_s"], "mean_run_s_n_workers": many["mean_run_s"],
         "efficiency": round(eff, 3), "target": 0.8, "meets_target": eff >= 0.8,
-        "note": ("each run keeps about one core busy (scheduler and engine alternate, plus "
-                 "ZeroMQ and SimGrid threads); with 1 worker the idle cores absorb those "
-                 "threads and the campaign's supervision, with N workers they compete"),
+        "note": ("each run keeps one core busy: its scheduler and engine alternate and are "
+                 "pinned to one CPU claimed by the run (iosched.affinity); the campaign's "
+                 "own supervision is not pinned and competes with N workers"),
         "machine": {"python": sys.version.split()[0], "system": platform.system(),
                     "machine": platform.machine()},
         "versions": versions(),
