@@ -100,3 +100,15 @@ def test_spawned_process_inherits_cpu_and_sched_batch_and_the_thread_is_restored
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              check=True).stdout.strip()
     assert out == f"{sorted(before[0])} {before[1]}"
+
+
+def test_a_refused_affinity_leaves_the_spawn_unpinned(monkeypatch):
+    def refuse(pid, mask):
+        raise PermissionError(1, "Operation not permitted")
+
+    before = os.sched_getaffinity(0)
+    monkeypatch.setattr(affinity.os, "sched_setaffinity", refuse)
+    with affinity.spawning_on({affinity.allowed_cpus()[0]}):
+        out = subprocess.run([sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    assert out == str(sorted(before))

@@ -143,13 +143,18 @@ def spawning_on(cpus: set[int] | None) -> Iterator[None]:
     four. Measured with SimGrid 3.32's thread contexts on one CPU: a simcall
     9.4 us instead of 12.6 us, a ``parallel_homogeneous`` job's physics
     89 us instead of 139 us. Where the policy cannot be set, only the
-    affinity is.
+    affinity is; where the affinity cannot be set either, nothing changes
+    (the run is not pinned, it does not fail).
     """
     if not cpus:
         yield
         return
-    old_mask = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, cpus)
+    try:
+        old_mask = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, cpus)
+    except OSError:  # not permitted here (e.g. a container's cpuset): not pinned
+        yield
+        return
     old_policy = None
     batch = getattr(os, "SCHED_BATCH", None)
     if batch is not None:
