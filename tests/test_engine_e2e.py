@@ -244,7 +244,7 @@ PHYSICS_WORKLOAD = {
         {"id": 5, "subtime": 0, "walltime": 100, "res": 1, "profile": "ph0"},   # zero duration
         {"id": 6, "subtime": 0, "walltime": 100, "res": 1, "profile": "seq"},   # two steps: a worker
         {"id": 7, "subtime": 0, "walltime": 100, "res": 2, "profile": "com"},   # 7 and 8 share the
-        {"id": 8, "subtime": 0, "walltime": 100, "res": 2, "profile": "com"},   # cluster backbone
+        {"id": 8, "subtime": 0, "walltime": 8, "res": 2, "profile": "com"},     # backbone; killed
         {"id": 9, "subtime": 3, "walltime": 100, "res": 1, "profile": "ph4"},
     ],
     "profiles": {
@@ -262,7 +262,8 @@ def test_direct_tasks_match_worker_actors_and_batsim_tie_rules(tmp_path):
     a task ending exactly at its walltime (completed, as SimGrid's wait_for in
     Batsim), a zero-duration task, a two-step job running beside direct jobs,
     and two jobs slowed by a shared link (past their lower bounds, unfinished:
-    handed over to workers)."""
+    handed over to workers), one of them killed at its walltime (its task must
+    stop loading the link)."""
     p = tmp_path / "platform.xml"
     p.write_text(PHYSICS_PLATFORM)
     w = tmp_path / "workload.json"
@@ -286,14 +287,14 @@ def test_direct_tasks_match_worker_actors_and_batsim_tie_rules(tmp_path):
     rows = {r["job_id"]: r for r in csv.DictReader(open(tmp_path / "direct" / "out_jobs.csv"))}
     assert {j: r["final_state"] for j, r in rows.items()} == {
         "1": "COMPLETED_SUCCESSFULLY", "2": "COMPLETED_WALLTIME_REACHED",
-        **{j: "COMPLETED_SUCCESSFULLY" for j in "3456789"}}
+        "8": "COMPLETED_WALLTIME_REACHED", **{j: "COMPLETED_SUCCESSFULLY" for j in "345679"}}
     ex = {j: float(r["execution_time"]) for j, r in rows.items()}
     assert ex["1"] == pytest.approx(10.0, abs=1e-6) and ex["2"] == pytest.approx(9.5, abs=1e-6)
     assert ex["3"] == ex["4"] == pytest.approx(4.0, abs=1e-6)
     assert ex["5"] == pytest.approx(0.0, abs=1e-6)
     assert ex["6"] == pytest.approx(10.0, abs=1e-6)  # 2 x (1 s + 4 s)
     # 1 Gflop each, but 2 x 2 x 5e8 bytes through a 100 MB/s backbone: SimGrid decides
-    assert ex["7"] == ex["8"] and ex["7"] > 10.0
+    assert ex["7"] > 10.0 and ex["8"] == pytest.approx(8.0, abs=1e-6)
     assert ex["9"] == pytest.approx(4.0, abs=1e-6)
 
 

@@ -17,9 +17,10 @@ Design (one SimGrid actor for the whole engine, no actor per job):
   speed) is the earliest, with a timeout at the next heap action or the next
   lower bound; no other task can end first, so the first completion is seen
   at the instant SimGrid decides. Other physics jobs (several steps, sleeps
-  between tasks), and direct jobs the server cannot order (two past their
-  lower bound, unfinished), run on reused *worker* actors that report
-  through a semaphore the server waits on with a timeout. A direct job costs
+  between tasks) run on reused *worker* actors that report through a
+  semaphore the server waits on with a timeout; so do direct jobs the server
+  cannot order (two past their lower bound, unfinished) or cannot await
+  (past their lower bound while workers run): they are handed over. A direct job costs
   about half the thread switches of a worker-run one (SimGrid 3.32's Python
   actors are threads; its API has no wait-any on parallel tasks).
 * While no physics is in flight the server's clock jumps from action to
@@ -298,7 +299,7 @@ class Simulation:
         self._processed = 0
         self.n_physics = 0
         # direct jobs (single parallel task, started and awaited by the
-        # server): only while no worker-owned physics runs
+        # server; handed over to a worker when it cannot be awaited)
         self.direct_jobs: dict[str, Job] = {}
         self.direct_done = deque()
         self.n_handovers = 0  # direct jobs handed over to a worker
@@ -821,7 +822,12 @@ class Simulation:
             worker, j.actor = j.actor, None
             self.n_physics -= 1
             self._sync_simgrid()
-            worker.actor.kill()  # cancels its activity; the worker is not reused
+            ex = j.exec
+            worker.actor.kill()  # cancels the task it started; the worker is not reused
+            if ex is not None:
+                # a handed-over direct job's task was started by the server:
+                # killing the actor that waits on it leaves it running
+                ex.cancel()
 
     def _progress(self, j, now):
         prof = self.profiles[j.workload][j.profile]
@@ -944,8 +950,9 @@ class Simulation:
     def _start_direct(self, j):
         """Start the job's single parallel task from the server actor itself
         (no worker: about half the thread switches of a worker-run job); the
-        server waits for it in ``_wait_direct``. Only while no worker-owned
-        physics runs."""
+        server waits for it in ``_wait_direct`` while no worker-owned physics
+        runs, and hands it over to a worker (``_handover``) when its lower
+        bound passes while workers run."""
         s = j.steps[0]
         hosts = self.hosts
         ex = self.sg.this_actor.exec_init([hosts[h] for h in s.hosts], s.cpu, s.com)
