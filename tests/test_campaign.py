@@ -499,3 +499,20 @@ def test_local_cluster_listens_on_loopback_only():
     finally:
         client.close()
         lc.close()
+
+
+def test_engine_arg_roles_change_the_compute_hosts(tmp_path):
+    # node_3 becomes a storage host: 3 compute hosts for the workload and the metrics
+    camp = load_campaign(write_campaign(
+        tmp_path, schedulers=["fcfs"], seeds=[1],
+        workloads=[{"synthetic": {"nb_jobs": 6, "runtime": [5, 20], "interarrival": 3},
+                    "label": "a"}],
+        engine_args=["-r", "node_3:storage"]))
+    runs = prepare_runs(camp)
+    assert [r["nb_res"] for r in runs] == [3]
+    w = json.loads(Path(runs[0]["workload"]).read_text())
+    assert w["nb_res"] == 3 and max(j["res"] for j in w["jobs"]) <= 3
+    res = run_campaign(camp, workers=1, progress=False)
+    assert not res.failed
+    m = json.loads((Path(res.runs[0]["dir"]) / "metrics.json").read_text())
+    assert m["nb_resources"] == 3

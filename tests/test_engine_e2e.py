@@ -334,3 +334,22 @@ def test_direct_tasks_match_worker_actors_on_a_generated_trace(tmp_path):
         out[name] = (tmp_path / name / "out_jobs.csv").read_bytes()
     assert out["direct"] == out["workers"]
     assert out["direct"].count(b"\n") == 401
+
+
+def test_iosched_run_metrics_count_the_compute_hosts_of_the_engine_command(inputs, tmp_path):
+    """`-r node_3:storage` given to the engine: node_3 is no compute host, so the
+    utilization is over 3 nodes, not the platform's 4."""
+    p, _ = inputs
+    w = tmp_path / "small.json"
+    w.write_text(json.dumps({"nb_res": 3, "jobs": [
+        {"id": i, "subtime": i, "walltime": 100, "res": 1 + i % 3, "profile": "d10"} for i in range(4)],
+        "profiles": {"d10": {"type": "delay", "delay": 10}}}))
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "iosched.cli", "run", "-p", str(p), "-w", str(w),
+                        "-s", "fcfs", "-o", str(out), "--engine-arg=-r",
+                        "--engine-arg=node_3:storage"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["nb_resources"] == 3 and m["final_states"] == {"COMPLETED_SUCCESSFULLY": 4}
+    allocs = [row["allocated_resources"] for row in csv.DictReader(open(out / "out_jobs.csv"))]
+    assert all("3" not in a for a in allocs)  # node_3 (resource 3) holds no job

@@ -545,6 +545,10 @@ def _platform_input(campaign: Campaign, entry: dict, inputs: Path) -> dict:
         nb_res = count_compute_hosts(str(path))
     except InputError as e:
         raise InputError(f"{campaign.path}: platform {label!r}: {_one_line(e)}") from None
+    if campaign.engine_args:  # -r roles, -m, --mmax change the compute hosts
+        from iosched.metrics import compute_hosts_of_argv
+
+        nb_res = compute_hosts_of_argv(["-p", str(path), *campaign.engine_args]) or nb_res
     return {"label": label, "identity": identity, "path": str(path), "nb_res": nb_res}
 
 

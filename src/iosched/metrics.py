@@ -608,25 +608,22 @@ def _stats(values: np.ndarray) -> dict[str, float | None]:
             "p95": float(np.percentile(v, 95)), "max": float(np.max(v))}
 
 
-def _compute_hosts_of_command(command_json: str | Path, jobs_path: str | None) -> int | None:
-    """Compute hosts of the platform of the engine command in ``command.json``.
+def compute_hosts_of_argv(argv: list[str], cwd: str | Path | None = None,
+                          jobs_path: str | Path | None = None) -> int | None:
+    """Compute hosts Batsim exposes for an engine command line.
 
-    Reads ``engine.argv`` (Batsim's flags: ``-p/--platform``,
-    ``-r/--add-role-to-hosts``, ``-m/--master-host``, ``--mmax``,
-    ``-e/--export``), a relative platform path being relative to ``cwd``.
-    Returns :func:`iosched.engine.platform.count_compute_hosts` (capped at
-    ``--mmax``), or None when the file, the command or the platform cannot
-    be read, or when the command's export prefix is not that of
-    ``jobs_path`` (``<prefix>_jobs.csv``).
+    ``argv``: the engine's arguments (the command name may be included);
+    Batsim's flags ``-p/--platform``, ``-r/--add-role-to-hosts``,
+    ``-m/--master-host``, ``--mmax`` and ``-e/--export`` are read, a
+    relative platform path being relative to ``cwd`` (default: the current
+    directory). Returns :func:`iosched.engine.platform.count_compute_hosts`
+    (capped at ``--mmax``), or None when there is no platform, it cannot be
+    read, it has no compute host, or ``jobs_path`` is given and is not the
+    command's ``<export prefix>_jobs.csv``.
     """
     from iosched.engine.platform import count_compute_hosts
 
-    try:
-        cmd = json.loads(Path(command_json).read_text(encoding="utf-8"))
-        argv = [str(a) for a in cmd["engine"]["argv"]]
-        cwd = Path(str(cmd.get("cwd") or Path(command_json).parent))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    argv = [str(a) for a in argv]
     values: dict[str, list[str]] = {}
     names = {"-p": "platform", "--platform": "platform", "-r": "roles",
              "--add-role-to-hosts": "roles", "-m": "master", "--master-host": "master",
@@ -652,7 +649,7 @@ def _compute_hosts_of_command(command_json: str | Path, jobs_path: str | None) -
         return None
     platform = Path(values["platform"][-1])
     if not platform.is_absolute():
-        platform = cwd / platform
+        platform = Path(cwd if cwd is not None else ".") / platform
     try:
         n = count_compute_hosts(str(platform), values.get("master", ["master_host"])[-1],
                                 values.get("roles", []))
@@ -662,6 +659,20 @@ def _compute_hosts_of_command(command_json: str | Path, jobs_path: str | None) -
     if mmax > 0:
         n = min(n, mmax)
     return n if n > 0 else None
+
+
+def compute_hosts_of_command(command_json: str | Path, jobs_path: str | None = None) -> int | None:
+    """Compute hosts of the engine command recorded in a run's ``command.json``
+    (``engine.argv`` and ``cwd``, as :func:`iosched.runner.run_simulation`
+    writes them): :func:`compute_hosts_of_argv`, or None when the file
+    cannot be read."""
+    try:
+        cmd = json.loads(Path(command_json).read_text(encoding="utf-8"))
+        argv = [str(a) for a in cmd["engine"]["argv"]]
+        cwd = Path(str(cmd.get("cwd") or Path(command_json).parent))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return compute_hosts_of_argv(argv, cwd, jobs_path)
 
 
 def _resolve_nb_resources(jobs: pd.DataFrame, nb_resources: int | None,
@@ -683,7 +694,7 @@ def _resolve_nb_resources(jobs: pd.DataFrame, nb_resources: int | None,
     if merged:
         # machine_states counts the storage hosts, which the runs allocated
         cmd = jobs.attrs.get("command_json")
-        n = _compute_hosts_of_command(cmd, jobs.attrs.get("path")) if cmd else None
+        n = compute_hosts_of_command(cmd, jobs.attrs.get("path")) if cmd else None
         if n is not None:
             return n, "command_json_compute_hosts"
     else:

@@ -1174,9 +1174,11 @@ def _signals_as_exit():
                 pass
 
 
-def _print_metrics(result: RunResult, no_metrics: bool, platform=None) -> None:
-    """Write and print the run's metrics; utilization counts the platform's
-    compute nodes (storage and master hosts excluded) when it is known."""
+def _print_metrics(result: RunResult, no_metrics: bool) -> None:
+    """Write and print the run's metrics; utilization counts the compute
+    nodes of the engine command (storage and master hosts excluded, roles
+    given with ``-r`` included; :func:`iosched.metrics.compute_hosts_of_argv`)
+    when its platform is readable."""
     if no_metrics:
         return
     if result.jobs_csv is None:
@@ -1188,14 +1190,16 @@ def _print_metrics(result: RunResult, no_metrics: bool, platform=None) -> None:
         click.echo(f"iosched run: metrics skipped (iosched.metrics unavailable: "
                    f"{_one_line(e)})", err=True)
         return
-    nb_res = None
-    if platform is not None:
-        from iosched.engine.platform import count_compute_hosts
+    from iosched.metrics import compute_hosts_of_argv
 
+    # the engine command's compute hosts: its platform, -r roles, -m, --mmax
+    argv = result.engine_cmd
+    if isinstance(argv, str):  # a robin batcmd (a shell command)
         try:
-            nb_res = count_compute_hosts(str(platform)) or None
-        except InputError:
-            nb_res = None
+            argv = shlex.split(argv)
+        except ValueError:
+            argv = []
+    nb_res = compute_hosts_of_argv(argv)
     metrics = write_metrics(result.export_prefix.parent, prefix=result.export_prefix.name,
                             nb_resources=nb_res)
     click.echo(format_table(metrics))
@@ -1270,7 +1274,7 @@ def run_command(ctx, robin_file, platform, workload, scheduler, options_json, ou
                     success_timeout=success_timeout, failure_timeout=failure_timeout, cpu=cpu)
             click.echo(f"iosched run: simulation done in {result.wall_time:.2f} s, "
                        f"outputs in {result.output_dir}")
-            _print_metrics(result, no_metrics, platform if not robin_file else None)
+            _print_metrics(result, no_metrics)
     except InputError as e:
         click.echo(f"iosched run: {_one_line(e)}", err=True)
         ctx.exit(2)
