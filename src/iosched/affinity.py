@@ -12,14 +12,15 @@ to lose) and turns those wake-ups into plain context switches; running them
 under ``SCHED_BATCH`` (see :func:`spawning_on`) halves the number of those.
 
 Measured on the project's machine type (2 vCPUs), full KTH-SP2, pybatsim
-``easyBackfill``, embedded engine: 41.3 s unpinned vs 18.1 s on one CPU with
-``delay`` profiles, 78.2 s vs 25.2 s with ``parallel_homogeneous`` profiles
-(same machine, back to back; ``python -m iosched.bench --cpu none`` and
-``--cpu auto``). Simulated results do not depend on it.
+``easyBackfill``, embedded engine, the two processes started by hand back to
+back with and without ``taskset -c 0``: 41.3 s unpinned vs 18.1 s on one CPU
+with ``delay`` profiles, 78.2 s vs 25.2 s with ``parallel_homogeneous``
+profiles. ``python -m iosched.bench --cpu none`` measures the unpinned
+setting. Simulated results do not depend on it.
 
 So :func:`iosched.runner.run_simulation` runs both processes on one CPU by
 default (``cpu="auto"``). With several simulations on one machine (a
-campaign with ``-j N``, or two terminals), each run claims a different CPU
+campaign with ``--workers N``, or two terminals), each run claims a different CPU
 through a lock file per CPU (``flock``, released when the run ends or its
 process dies); when every CPU is taken, the run is not pinned.
 """
