@@ -46,13 +46,14 @@ needs_golden = pytest.mark.skipif(SHARED is None, reason="shared/golden (real Ba
 # Hand-made inputs
 # ---------------------------------------------------------------------------
 
-def job_row(job_id, s, b=None, c=None, alloc="", state="COMPLETED_SUCCESSFULLY", nb=1, walltime=10000):
+def job_row(job_id, s, b=None, c=None, alloc="", state="COMPLETED_SUCCESSFULLY", nb=1, walltime=10000,
+            workload="w0", profile="p"):
     """A Batsim jobs.csv row; b/c None means rejected (Batsim leaves them empty)."""
     rejected = b is None
     def f(x):
         return "" if x is None else f"{x:.6f}"
     return {
-        "job_id": job_id, "workload_name": "w0", "profile": "p",
+        "job_id": job_id, "workload_name": workload, "profile": profile,
         "submission_time": f(s), "requested_number_of_resources": nb,
         "requested_time": f(walltime), "success": int(state == "COMPLETED_SUCCESSFULLY"),
         "final_state": state, "starting_time": f(b),

@@ -30,38 +30,16 @@ from iosched.metrics import (
 from iosched.platforms import cluster_xml
 from iosched.runner import run_simulation
 from iosched.sched.registry import REPO_ROOT
+from test_metrics import job_row, write_jobs
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def row(job_id, workload, s, b=None, c=None, alloc="", state="COMPLETED_SUCCESSFULLY", nb=1,
         walltime=10000.0):
-    """One Batsim jobs.csv row; b None means rejected (Batsim leaves the times empty)."""
-    rejected = b is None
-
-    def f(x):
-        return "" if x is None else f"{x:.6f}"
-    return {
-        "job_id": job_id, "workload_name": workload, "profile": job_id,
-        "submission_time": f(s), "requested_number_of_resources": nb,
-        "requested_time": f(walltime), "success": int(state == "COMPLETED_SUCCESSFULLY"),
-        "final_state": state, "starting_time": f(b),
-        "execution_time": "" if rejected else f(c - b), "finish_time": f(c),
-        "waiting_time": "" if rejected else f(b - s),
-        "turnaround_time": "" if rejected else f(c - s),
-        "stretch": "" if rejected or c == b else f((c - s) / (c - b)),
-        "allocated_resources": alloc, "consumed_energy": "" if rejected else "-1.000000",
-        "metadata": "",
-    }
-
-
-def write_jobs(path: Path, rows) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(JOBS_COLUMNS))
-        w.writeheader()
-        w.writerows(rows)
-    return path
+    """One Batsim jobs.csv row of workload *workload* (profile named after
+    the job); b None means rejected (Batsim leaves the times empty)."""
+    return job_row(job_id, s, b, c, alloc, state, nb, walltime, workload=workload, profile=job_id)
 
 
 # Compute nodes 0-3, burst-buffer node 4, PFS 5 (Batsim numbers compute hosts

@@ -399,6 +399,20 @@ def earliest_nodes(profile: AvailabilityProfile, topo: Topology, n: int, duratio
     return INF, None
 
 
+def _breakpoint(st: list, masks: list, free: list, t: float) -> int:
+    """Index of the step starting at time ``t`` (s) in a timeline of sorted
+    step starts ``st`` (``st[0] <= t``) with parallel lists ``masks`` and
+    ``free``; when no step starts at ``t``, the step containing it is split
+    there (its mask and free capacities copied) in place."""
+    i = bisect.bisect_right(st, t) - 1
+    if st[i] < t:
+        i += 1
+        st.insert(i, t)
+        masks.insert(i, masks[i - 1])
+        free.insert(i, free[i - 1])
+    return i
+
+
 class PlanTimeline:
     """The free capacity of a profile from ``now`` on, for list-scheduling
     many orders of a queue (plan-based policies) without touching the profile.
@@ -472,21 +486,8 @@ class PlanTimeline:
         st, masks, free = self._states[-1]
         end = t + duration
         st, masks, free = list(st), list(masks), list(free)
-        i = bisect.bisect_right(st, t) - 1
-        if st[i] < t:
-            i += 1
-            st.insert(i, t)
-            masks.insert(i, masks[i - 1])
-            free.insert(i, free[i - 1])
-        if end == INF:
-            j = len(st)
-        else:
-            j = bisect.bisect_right(st, end) - 1
-            if st[j] < end:
-                j += 1
-                st.insert(j, end)
-                masks.insert(j, masks[j - 1])
-                free.insert(j, free[j - 1])
+        i = _breakpoint(st, masks, free, t)
+        j = len(st) if end == INF else _breakpoint(st, masks, free, end)
         take = 0
         for c in nodes:
             take |= 1 << c

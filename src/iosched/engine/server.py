@@ -191,24 +191,20 @@ class _Worker:
                 self.adopt = False
                 j.exec.wait()
                 j.exec = None
-                self.job = None
-                sim.idle_workers.append(self)
-                sim.done.append((j, token))
-                sim.sem.release()
-                continue
-            for k, s in enumerate(j.steps):
-                j.step_index = k
-                j.step_started = sg.Engine.clock
-                if k:
-                    sim._push_bound(j, k, j.step_started)
-                if isinstance(s, Delay):
-                    sg.this_actor.sleep_for(s.seconds)
-                else:
-                    ex = sg.this_actor.exec_init([hosts[h] for h in s.hosts], s.cpu, s.com)
-                    j.exec = ex
-                    ex.start()
-                    ex.wait()
-                    j.exec = None
+            else:
+                for k, s in enumerate(j.steps):
+                    j.step_index = k
+                    j.step_started = sg.Engine.clock
+                    if k:
+                        sim._push_bound(j, k, j.step_started)
+                    if isinstance(s, Delay):
+                        sg.this_actor.sleep_for(s.seconds)
+                    else:
+                        ex = sg.this_actor.exec_init([hosts[h] for h in s.hosts], s.cpu, s.com)
+                        j.exec = ex
+                        ex.start()
+                        ex.wait()
+                        j.exec = None
             self.job = None
             sim.idle_workers.append(self)
             sim.done.append((j, token))
@@ -553,23 +549,31 @@ class Simulation:
         first = heapq.heappop(heap)
         b2 = self._top_bound(heap)
         heapq.heappush(heap, first)
-        j1, token1 = first[2], first[3]
         t_out = min(target, b2)
+        late = self._await_direct(first, INF if t_out == INF
+                                  else max(0.0, t_out - self.sg.Engine.clock))
+        if len(late) >= 2:
+            self._handover(late)
+
+    def _await_direct(self, entry, timeout):
+        """Wait up to *timeout* s (INF: no limit) on the task of the direct
+        job of bound entry *entry*; then test the others past their bound
+        (``_collect_due``). Returns the direct jobs past their bound and
+        still running."""
+        j, token = entry[2], entry[3]
         sg = self.sg
         finished = True
         try:
-            if t_out == INF:
-                j1.exec.wait()
+            if timeout == INF:
+                j.exec.wait()
             else:
-                j1.exec.wait_for(max(0.0, t_out - sg.Engine.clock))
+                j.exec.wait_for(timeout)
         except sg.TimeoutException:
             finished = False
         self.now = max(self.now, sg.Engine.clock)
         if finished:
-            self.direct_done.append((j1, token1))
-        late = self._collect_due(j1 if finished else None)
-        if len(late) >= 2:
-            self._handover(late)
+            self.direct_done.append((j, token))
+        return self._collect_due(j if finished else None)
 
     def _collect_due(self, skip=None):
         """Test the direct jobs whose lower bound is <= now (except *skip*,
@@ -596,15 +600,7 @@ class Simulation:
         (a zero-duration task needs one model step): wait on the earliest
         due one with a zero timeout, then test the others."""
         self._top_bound(self.dbounds)
-        _, _, j1, token1, _ = self.dbounds[0]
-        finished = True
-        try:
-            j1.exec.wait_for(0.0)
-        except self.sg.TimeoutException:
-            finished = False
-        if finished:
-            self.direct_done.append((j1, token1))
-        self._collect_due(j1 if finished else None)
+        self._await_direct(self.dbounds[0], 0.0)
 
     def _handover(self, jobs):
         """Give these running direct jobs to worker actors, which wait for
