@@ -612,7 +612,9 @@ def compute_hosts_of_argv(argv: list[str], cwd: str | Path | None = None,
                           jobs_path: str | Path | None = None) -> int | None:
     """Compute hosts Batsim exposes for an engine command line.
 
-    ``argv``: the engine's arguments (the command name may be included);
+    ``argv``: the engine's arguments, possibly after the command that
+    starts it (``batsim``, ``iosched-batsim`` or ``python -m
+    iosched.engine.cli``, which is skipped);
     Batsim's flags ``-p/--platform``, ``-r/--add-role-to-hosts``,
     ``-m/--master-host``, ``--mmax`` and ``-e/--export`` are read, a
     relative platform path being relative to ``cwd`` (default: the current
@@ -624,6 +626,12 @@ def compute_hosts_of_argv(argv: list[str], cwd: str | Path | None = None,
     from iosched.engine.platform import count_compute_hosts
 
     argv = [str(a) for a in argv]
+    # drop the command itself (``python -m iosched.engine.cli``: its ``-m`` is
+    # not Batsim's --master-host)
+    for k, a in enumerate(argv):
+        if a == "iosched.engine.cli" or Path(a).name in ("batsim", "iosched-batsim"):
+            argv = argv[k + 1:]
+            break
     values: dict[str, list[str]] = {}
     names = {"-p": "platform", "--platform": "platform", "-r": "roles",
              "--add-role-to-hosts": "roles", "-m": "master", "--master-host": "master",
