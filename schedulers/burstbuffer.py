@@ -304,11 +304,7 @@ class Burstbuffer(BatsimScheduler):
         """List-schedule ``order``; returns (cost, [(w, t, nodes, bb_of)]).
         The profile is left unchanged."""
         stack = _PlanStack(self, now)
-        try:
-            cost = stack.evaluate(order)
-            return cost, list(stack.out)
-        finally:
-            stack.clear()
+        return stack.evaluate(order), list(stack.out)
 
     def _pass_plan(self, now):
         t0 = time.perf_counter()
@@ -322,15 +318,11 @@ class Burstbuffer(BatsimScheduler):
             self.searches.append(rec)
             return
         stack = _PlanStack(self, now)
-        try:
-            res = plan.best_order(queue, stack.evaluate, seed=self.seed,
-                                  key=f"{self._pass}:{now!r}", iterations=self.iterations,
-                                  chi0=self.chi0, cooling=self.cooling)
-            stack.evaluate(res.order)
-            planned = list(stack.out)
-        finally:
-            stack.clear()
-        for w, t, nodes, bb_of in planned:
+        res = plan.best_order(queue, stack.evaluate, seed=self.seed,
+                              key=f"{self._pass}:{now!r}", iterations=self.iterations,
+                              chi0=self.chi0, cooling=self.cooling)
+        stack.evaluate(res.order)
+        for w, t, nodes, bb_of in stack.out:
             if nodes is not None and t <= now:
                 self._start(w, now, ProcSet(*nodes), bb_of)
         rec.update(skipped=False, cost=res.cost, evaluations=res.evaluations,
@@ -353,22 +345,18 @@ class _PlanStack:
     """
 
     def __init__(self, sched, now):
-        self.s, self.now = sched, now
+        self.s = sched
         self.tl = PlanTimeline(sched.profile, sched.topology, now)
-        self.order, self.pushed, self.out, self.cum = [], [], [], []
+        self.order, self.out, self.cum = [], [], []
         self.placements = 0
 
     def _pop_to(self, p):
         tl = self.tl
         while len(self.order) > p:
-            if self.pushed.pop():
+            if self.out.pop()[2] is not None:  # that placement reserved
                 tl.pop()
             self.order.pop()
-            self.out.pop()
             self.cum.pop()
-
-    def clear(self):
-        self._pop_to(0)
 
     def evaluate(self, order):
         """Cost ``sum (start - submit) ** alpha`` of list-scheduling ``order`` (inf
@@ -387,7 +375,6 @@ class _PlanStack:
             else:
                 cost += max(0.0, t - w.subtime) ** alpha
             self.order.append(w)
-            self.pushed.append(nodes is not None)
             self.out.append((w, t, nodes, bb_of))
             self.cum.append(cost)
         return cost

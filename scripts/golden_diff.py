@@ -6,7 +6,6 @@ golden run's tie-break order, see tests/test_golden.py).
 Usage: .venv/bin/python scripts/golden_diff.py [SHARED_DIR]
 """
 
-import csv
 import sys
 import tempfile
 from pathlib import Path
@@ -14,25 +13,21 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
-from test_golden import CASES, ORDER_DEPENDENT, pybatsim_scheduler, read_jobs  # noqa: E402
-
-from iosched.runner import run_simulation  # noqa: E402
+from test_golden import CASES, ORDER_DEPENDENT, read_jobs, run_case  # noqa: E402
 
 
 def main(argv):
     shared = Path(argv[1]) if len(argv) > 1 else REPO.parent / "shared"
-    for case, (plat, wl, sched) in sorted(CASES.items()):
-        gold = read_jobs(shared / "golden" / case / "out_jobs.csv")
-        options, sched_file = None, pybatsim_scheduler(sched)
+    for case in sorted(CASES):
+        scheduler = options = None
         if case in ORDER_DEPENDENT:
+            gold = read_jobs(shared / "golden" / case / "out_jobs.csv")
             order = [f"{g['workload_name']}!{g['job_id']}"
                      for g in sorted(gold.values(), key=lambda r: float(r["starting_time"]))]
-            options, sched_file = {"order": order}, REPO / "tests" / "schedulers" / "orderedFiller.py"
+            scheduler = REPO / "tests" / "schedulers" / "orderedFiller.py"
+            options = {"order": order}
         with tempfile.TemporaryDirectory() as tmp:
-            inputs = shared / "golden" / "inputs"
-            run_simulation(inputs / plat, inputs / wl, sched_file, tmp, options=options, timeout=600)
-            with open(Path(tmp) / "out_jobs.csv", newline="") as f:
-                ours = {r["job_id"]: r for r in csv.DictReader(f)}
+            ours, gold = run_case(shared, case, Path(tmp), scheduler=scheduler, options=options)
         diff = max(abs(float(ours[j][c]) - float(g[c])) for j, g in gold.items()
                    for c in ("starting_time", "finish_time"))
         same = all(ours[j]["allocated_resources"] == g["allocated_resources"]

@@ -120,6 +120,8 @@ __all__ = [
     "allocation_size",
     "job_metrics",
     "compute_metrics",
+    "dir_metrics",
+    "metrics_json",
     "write_metrics",
     "format_table",
     "metrics_command",
@@ -823,6 +825,30 @@ def _rounded(value: Any, ndigits: int = 6) -> Any:
     return value
 
 
+def dir_metrics(output_dir: str | Path, prefix: str = "out",
+                nb_resources: int | None = None, tau: float = 600.0,
+                platform: str | Path | None = None) -> dict:
+    """The metrics :func:`write_metrics` writes, without writing them:
+    :func:`load_jobs` of ``<output_dir>/<prefix>_jobs.csv``, then
+    :func:`compute_metrics` (same arguments), floats rounded to 6 decimals
+    and non-finite values as None.
+
+    :raises InputError: as :func:`write_metrics`, except for writing.
+    """
+    d = Path(output_dir)
+    if not d.is_dir():
+        raise InputError(f"{d}: no such directory")
+    jobs = load_jobs(d, prefix=prefix)
+    return _rounded(compute_metrics(jobs, nb_resources=nb_resources, tau=tau, platform=platform))
+
+
+def metrics_json(metrics: dict) -> str:
+    """The text of ``metrics.json`` for a :func:`dir_metrics` dict: keys
+    sorted, indent 2, no NaN, a final newline (byte-identical for equal
+    dicts)."""
+    return json.dumps(metrics, sort_keys=True, indent=2, allow_nan=False) + "\n"
+
+
 def write_metrics(output_dir: str | Path, prefix: str = "out",
                   nb_resources: int | None = None, tau: float = 600.0,
                   platform: str | Path | None = None) -> dict:
@@ -842,16 +868,10 @@ def write_metrics(output_dir: str | Path, prefix: str = "out",
     file is missing or bad (see :func:`load_jobs`, :func:`compute_metrics`)
     or when metrics.json cannot be written.
     """
-    d = Path(output_dir)
-    if not d.is_dir():
-        raise InputError(f"{d}: no such directory")
-    jobs = load_jobs(d, prefix=prefix)
-    metrics = _rounded(compute_metrics(jobs, nb_resources=nb_resources, tau=tau,
-                                       platform=platform))
-    text = json.dumps(metrics, sort_keys=True, indent=2, allow_nan=False) + "\n"
-    target = d / "metrics.json"
+    metrics = dir_metrics(output_dir, prefix, nb_resources, tau, platform)
+    target = Path(output_dir) / "metrics.json"
     try:
-        target.write_text(text, encoding="utf-8")
+        target.write_text(metrics_json(metrics), encoding="utf-8")
     except OSError as exc:
         raise InputError(f"{target}: cannot write ({exc.strerror or exc})") from None
     return metrics

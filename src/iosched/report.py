@@ -50,7 +50,7 @@ from iosched.analysis import (
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError
 
-__all__ = ["build_report", "render_markdown", "render_html", "report_command"]
+__all__ = ["build_report", "markdown_table", "render_markdown", "render_html", "report_command"]
 
 _SUMMARY_COLUMNS = ("waiting_time_mean", "waiting_time_max", "turnaround_mean",
                     "bounded_slowdown_mean", "makespan", "utilization")
@@ -62,6 +62,15 @@ def _fmt(x) -> str:
     if isinstance(x, (float, np.floating)):
         return f"{x:.4g}" if abs(x) < 1e4 else f"{x:.0f}"
     return str(x)
+
+
+def markdown_table(header: list, rows: list) -> list[str]:
+    """A GitHub-flavoured Markdown table: the header line, the ``---``
+    separator and one line per row (cells as ``str``, ``|`` escaped).
+    Returns the lines, without newlines."""
+    esc = [[str(c).replace("|", "\\|") for c in r] for r in [header, *rows]]
+    return (["| " + " | ".join(esc[0]) + " |", "|" + "|".join("---" for _ in header) + "|"]
+            + ["| " + " | ".join(r) + " |" for r in esc[1:]])
 
 
 def render_markdown(blocks: list) -> str:
@@ -79,11 +88,7 @@ def render_markdown(blocks: list) -> str:
         elif kind == "p":
             out.append(b[1])
         elif kind == "table":
-            header, rows = b[1], b[2]
-            esc = [[str(c).replace("|", "\\|") for c in r] for r in [header, *rows]]
-            out.append("| " + " | ".join(esc[0]) + " |")
-            out.append("|" + "|".join("---" for _ in header) + "|")
-            out += ["| " + " | ".join(r) + " |" for r in esc[1:]]
+            out += markdown_table(b[1], b[2])
         elif kind == "img":
             out.append(f"![{b[2]}]({b[1]})")
         out.append("")

@@ -278,6 +278,7 @@ def _scan(topo: Topology, S: int, start_of, mask_of, free_of, tols: list, n: int
     """
     acache, pos = topo.assign_cache, topo.bb_position
     bad = [None] * S
+    seg_mask = [None] * S  # mask_of(k), computed once per segment
     i = 0
     while i < S:
         t = start_of(i)
@@ -289,9 +290,11 @@ def _scan(topo: Topology, S: int, start_of, mask_of, free_of, tols: list, n: int
         while j < S and (j == i or start_of(j) < end):
             b = bad[j]
             fj = None
+            mj = seg_mask[j]
+            if mj is None:
+                mj = seg_mask[j] = mask_of(j)
             if b is None:
-                m = mask_of(j)
-                b = m.bit_count() < n
+                b = mj.bit_count() < n
                 if not b:
                     fj = free_of(j)
                     b = sum(int(math.floor((f + tl) / bb)) for f, tl in zip(fj, tols)) < n
@@ -299,7 +302,7 @@ def _scan(topo: Topology, S: int, start_of, mask_of, free_of, tols: list, n: int
             if b:
                 ok = False
                 break
-            mask &= mask_of(j)
+            mask &= mj
             if mask.bit_count() < n:
                 ok = False
                 break

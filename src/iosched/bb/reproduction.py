@@ -55,6 +55,7 @@ import pandas as pd
 from iosched.analysis import GROUP_COLUMNS, _figure, _save, campaign_table, job_table, load_manifest
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError, one_line
+from iosched.report import markdown_table
 
 __all__ = [
     "POLICIES",
@@ -76,6 +77,8 @@ __all__ = [
     "claims",
     "plot_fig12",
     "plot_tail",
+    "render_table_md",
+    "render_claims_md",
     "build",
     "reproduction_command",
     "main",
@@ -488,19 +491,13 @@ def _f(x, kind: str = "ratio") -> str:
     return f"{x:.3f}" if abs(x) < 100 else f"{x:.1f}"
 
 
-def _md_table(header: list, rows: list) -> list:
-    esc = [[str(c).replace("|", "\\|") for c in r] for r in [header, *rows]]
-    return (["| " + " | ".join(esc[0]) + " |", "|" + "|".join("---" for _ in header) + "|"]
-            + ["| " + " | ".join(r) + " |" for r in esc[1:]])
-
-
 def _unused_lines(rep: Reproduction) -> list:
     if not rep.unused:
         return ["Every expected run finished."]
     rows = [[u["policy"], u["workload"], "-" if u["part"] is None else str(u["part"]),
              u["status"], u["run_id"] or "-", one_line(u["reason"])] for u in rep.unused]
     return ([f"{len(rep.unused)} expected runs are not used (not finished):", ""]
-            + _md_table(["policy", "workload", "part", "status", "run", "reason"], rows))
+            + markdown_table(["policy", "workload", "part", "status", "run", "reason"], rows))
 
 
 def _parts_note(rep: Reproduction) -> str:
@@ -530,7 +527,7 @@ def render_table_md(rep: Reproduction) -> str:
     rows = [[r.policy, _f(r.nb_parts, "int"),
              *(_f(getattr(r, f"waiting_ratio_{s}")) for s in _STATS),
              *(_f(getattr(r, f"bsld_ratio_{s}")) for s in _STATS)] for r in t.itertuples()]
-    lines += _md_table(["policy", "parts", *(f"waiting {s}" for s in _STATS),
+    lines += markdown_table(["policy", "parts", *(f"waiting {s}" for s in _STATS),
                         *(f"bsld {s}" for s in _STATS)], rows)
     undef = undefined_ratios(rep.parts)
     if undef:
@@ -539,7 +536,7 @@ def render_table_md(rep: Reproduction) -> str:
     lines += ["", "## First 1000 jobs", ""]
     rows = [[r.policy, _f(r.first_waiting_time_mean_s, "s"), _f(r.first_bounded_slowdown_mean),
              _f(r.first_waiting_ratio), _f(r.first_bsld_ratio)] for r in t.itertuples()]
-    lines += _md_table(["policy", "mean waiting time (s)", "mean bounded slowdown",
+    lines += markdown_table(["policy", "mean waiting time (s)", "mean bounded slowdown",
                         f"waiting / {BASELINE}", f"bsld / {BASELINE}"], rows)
     lines += ["", "## Runs not used", ""] + _unused_lines(rep)
     lines += ["", "Figures: fig12_waiting.png, fig12_bsld.png (box plots over the parts, the "
@@ -570,7 +567,7 @@ def render_claims_md(rep: Reproduction) -> str:
         rows.append([c["id"], c["claim"], c["paper"], c["measure"],
                      f"{_f(c['parts_value'], kind)} (n={c['nb_parts']})", c["parts_verdict"],
                      _f(c["first_value"], kind), c["first_verdict"], c["criterion"]])
-    lines += _md_table(["", "claim", "paper", "measure", "ours: parts (median)", "verdict (parts)",
+    lines += markdown_table(["", "claim", "paper", "measure", "ours: parts (median)", "verdict (parts)",
                         "ours: first 1000 jobs", "verdict (first 1000)", "criterion"], rows)
     lines += ["", "## Runs not used", ""] + _unused_lines(rep)
     return "\n".join(lines) + "\n"

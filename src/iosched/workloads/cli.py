@@ -142,13 +142,14 @@ def bb_workload(paths, seed, first, parts, part_days):
     else:
         raise click.ClickException(f"bb: expected [SWF] OUT, got {len(paths)} arguments")
     try:
-        w = W.generate(swf, seed=seed, first=first)
+        res = W.campaign_workload(seed=seed, swf=Path(swf), first=first, parts=parts,
+                                  part_days=part_days)
         if parts is None:
-            W.write_workload(w, out)
-            click.echo(f"wrote {out}: {len(w['jobs'])} jobs (seed {seed}, {w.get('dropped', 0)} dropped)")
+            W.write_workload(res, out)
+            click.echo(f"wrote {out}: {len(res['jobs'])} jobs (seed {seed}, {res.get('dropped', 0)} dropped)")
             return
         out.mkdir(parents=True, exist_ok=True)
-        pieces = W.three_week_parts(w, nb_parts=parts, length=part_days * 86400.0)
+        pieces = res
         for k, p in enumerate(pieces):
             W.write_workload(p, out / f"part-{k:02d}.json")
         click.echo(f"wrote {out}/part-00.json .. part-{len(pieces) - 1:02d}.json: "
