@@ -237,8 +237,13 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _json_text(data: Any) -> str:
+    """Keys sorted, indent 2, no NaN, a final newline (as metrics.json)."""
+    return json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
 def _write_json(path: Path, data: Any) -> None:
-    _write_atomic(path, json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n")
+    _write_atomic(path, _json_text(data))
 
 
 def _write_if_changed(path: Path, text: str) -> bool:
@@ -541,14 +546,18 @@ def _platform_input(campaign: Campaign, entry: dict, inputs: Path) -> dict:
         path = d / f"{label}-{_short_hash(identity)}.xml"
         _write_if_changed(path, text)
         identity = {**identity, "sha256": _sha256_file(path)}
-    try:
-        nb_res = count_compute_hosts(str(path))
-    except InputError as e:
-        raise InputError(f"{campaign.path}: platform {label!r}: {_one_line(e)}") from None
     if campaign.engine_args:  # -r roles, -m, --mmax change the compute hosts
         from iosched.metrics import compute_hosts_of_argv
 
-        nb_res = compute_hosts_of_argv(["-p", str(path), *campaign.engine_args]) or nb_res
+        nb_res = compute_hosts_of_argv(["-p", str(path), *campaign.engine_args])
+        if nb_res is None:
+            raise InputError(f"{campaign.path}: platform {label!r} with engine_args "
+                             f"{campaign.engine_args}: no compute host, or a bad -r, -m or --mmax")
+    else:
+        try:
+            nb_res = count_compute_hosts(str(path))
+        except InputError as e:
+            raise InputError(f"{campaign.path}: platform {label!r}: {_one_line(e)}") from None
     return {"label": label, "identity": identity, "path": str(path), "nb_res": nb_res}
 
 
@@ -844,18 +853,9 @@ def run_metrics(run_dir, nb_res: int, tau: float) -> dict:
     :returns: the metrics dict (JSON-ready).
     :raises InputError: missing or unreadable outputs (the message names the file).
     """
-    from iosched.metrics import _rounded, compute_metrics, load_jobs
+    from iosched.metrics import dir_metrics
 
-    d = Path(run_dir)
-    if not d.is_dir():
-        raise InputError(f"{d}: no such directory")
-    jobs = load_jobs(d, prefix=OUT_PREFIX)
-    return _rounded(compute_metrics(jobs, nb_resources=nb_res, tau=tau))
-
-
-def _metrics_text(metrics: dict) -> str:
-    """metrics.json text, byte for byte as :func:`iosched.metrics.write_metrics`."""
-    return json.dumps(metrics, sort_keys=True, indent=2, allow_nan=False) + "\n"
+    return dir_metrics(run_dir, OUT_PREFIX, nb_resources=nb_res, tau=tau)
 
 
 def _save_run_metrics(run_dir: Path, metrics: dict) -> bool:
@@ -865,7 +865,9 @@ def _save_run_metrics(run_dir: Path, metrics: dict) -> bool:
     """
     target = Path(run_dir) / METRICS
     try:
-        return _write_if_changed(target, _metrics_text(metrics))
+        from iosched.metrics import metrics_json
+
+        return _write_if_changed(target, metrics_json(metrics))
     except OSError as e:
         raise InputError(f"{target}: cannot write ({e.strerror or e})") from None
 
@@ -1218,8 +1220,7 @@ def _refresh_run(spec: dict) -> bool:
         jobs = d / f"{OUT_PREFIX}_jobs.csv"
         raise InputError(f"{jobs}: cannot compute the metrics: {type(e).__name__}: {e}") from None
     changed = _save_run_metrics(d, metrics)
-    text = json.dumps({**done, "metrics": metrics}, indent=2, sort_keys=True,
-                      allow_nan=False) + "\n"
+    text = _json_text({**done, "metrics": metrics})
     try:
         changed = _write_if_changed(done_path, text) or changed
     except OSError as e:
