@@ -22,7 +22,11 @@ Design (one SimGrid actor for the whole engine, no actor per job):
   cannot order (two past their lower bound, unfinished) or cannot await
   (past their lower bound while workers run): they are handed over. A direct job costs
   about half the thread switches of a worker-run one (SimGrid 3.32's Python
-  actors are threads; its API has no wait-any on parallel tasks).
+  actors are threads; its API has no wait-any on parallel tasks). Waiting on
+  the task with the walltime timer as timeout is what Batsim 4.2.1 does
+  (``src/jobs_execution.cpp``, ``execute_parallel_task``:
+  ``ptask->wait_for(*remaining_time)``): a task ending exactly at its
+  walltime completes.
 * While no physics is in flight the server's clock jumps from action to
   action without waking SimGrid; SimGrid's clock is brought up to date before
   the next physics job starts.
