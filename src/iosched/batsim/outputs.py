@@ -1,0 +1,49 @@
+"""Batsim 4.2.1 export files: ``PREFIX_jobs.csv``, ``PREFIX_schedule.csv``,
+``PREFIX_machine_states.csv`` (columns and number format).
+
+Source: Batsim's ``docs/output-jobs.rst``, ``docs/output-schedule.rst`` and
+``src/export.cpp`` at tag v4.2.1, and the files of ``shared/golden``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["BATSIM_VERSION", "JOBS_COLUMNS", "SCHEDULE_COLUMNS", "MACHINE_STATES_COLUMNS",
+           "JOBS_SUFFIX", "SCHEDULE_SUFFIX", "MACHINE_STATES_SUFFIX", "f6"]
+
+BATSIM_VERSION = "4.2.1"
+
+JOBS_SUFFIX = "_jobs.csv"
+SCHEDULE_SUFFIX = "_schedule.csv"
+MACHINE_STATES_SUFFIX = "_machine_states.csv"
+
+#: Header of ``_jobs.csv``, in order.
+JOBS_COLUMNS = (
+    "job_id", "workload_name", "profile", "submission_time",
+    "requested_number_of_resources", "requested_time", "success", "final_state",
+    "starting_time", "execution_time", "finish_time", "waiting_time",
+    "turnaround_time", "stretch", "allocated_resources", "consumed_energy",
+    "metadata",
+)
+
+#: Header of ``_schedule.csv``, in order.
+SCHEDULE_COLUMNS = (
+    "batsim_version", "consumed_joules", "makespan", "max_slowdown",
+    "max_turnaround_time", "max_waiting_time", "mean_slowdown",
+    "mean_turnaround_time", "mean_waiting_time", "nb_computing_machines",
+    "nb_grouped_switches", "nb_jobs", "nb_jobs_finished", "nb_jobs_killed",
+    "nb_jobs_rejected", "nb_jobs_success", "nb_machine_switches",
+    "scheduling_time", "simulation_time", "success_rate", "time_computing",
+    "time_idle", "time_sleeping", "time_switching_off", "time_switching_on",
+    "time_unavailable",
+)
+
+#: Header of ``_machine_states.csv`` as the embedded engine writes it.
+MACHINE_STATES_COLUMNS = (
+    "time", "nb_sleeping", "nb_switching_on", "nb_switching_off", "nb_idle",
+    "nb_computing", "nb_unavailable",
+)
+
+
+def f6(x: float) -> str:
+    """A number as Batsim writes times and amounts (``%f``: 6 decimals)."""
+    return f"{x:.6f}"
