@@ -1,4 +1,4 @@
-"""Tests of the baseline schedulers (schedulers/baseline.py) without an engine.
+"""Tests of the baseline schedulers (iosched/schedulers/baseline.py) without an engine.
 
 The schedulers run inside the real pybatsim ``Batsim`` object (so events are
 dispatched by pybatsim's own ``_read_bat_msg``), whose network handler is
@@ -23,10 +23,15 @@ from hypothesis import strategies as st
 from procset import ProcSet
 
 from iosched.errors import InputError
-from iosched.sched.base import BaseScheduler
-from iosched.sched.registry import REPO_ROOT, SCHEDULERS, resolve
+from iosched.sched.adapter import PybatsimScheduler
+from iosched.sched.core import Scheduler
+from iosched.sched.orders import ORDERS
+from iosched.sched.registry import REPO_ROOT, SCHEDULERS, SCHEDULERS_DIR, resolve
+from iosched.schedulers.baseline import POLICIES as BASELINE_POLICIES
 
-BASELINE = Path(__file__).resolve().parents[1] / "schedulers" / "baseline.py"
+BASELINE = SCHEDULERS_DIR / "baseline.py"
+#: the thin launcher file of the source tree (``pybatsim schedulers/baseline.py``)
+THIN_BASELINE = Path(__file__).resolve().parents[1] / "schedulers" / "baseline.py"
 POLICIES = ["fcfs", "easy", "easy-sjf", "conservative", "filler"]
 EPS = 1e-9
 
@@ -430,17 +435,21 @@ def test_deterministic(policy, w):
     assert a.started == b.started and a.start_order == b.start_order
 
 
-class PoolScheduler(BaseScheduler):
+#: the old ``backfilling`` names -> baseline policy classes
+BACKFILLING = {"none": "fcfs", "easy": "easy", "conservative": "conservative", "filler": "filler"}
+
+
+class PoolScheduler(PybatsimScheduler):
     """A scheduler aware of a scalar pool (a shared burst buffer of 10 units);
     each job holds the amount given in its ``bb`` field while it runs."""
 
-    def __init__(self, options=None):
-        super().__init__(options, backfilling=options["backfilling"], order=options.get("order", "fcfs"))
+    def make_core(self, options):
+        policy = BASELINE_POLICIES[BACKFILLING[options["backfilling"]]][0]()
+        return Scheduler(policy, order=ORDERS[options.get("order", "fcfs")], pools={"bb": 10.0},
+                         pools_needed=self.pools_needed)
 
-    def initial_pools(self):
-        return {"bb": 10.0}
-
-    def pools_needed(self, job):
+    @staticmethod
+    def pools_needed(job):
         return {"bb": float(job.json_dict["bb"])} if job.json_dict.get("bb") else {}
 
 
@@ -579,7 +588,7 @@ def test_walltime_overrun_keeps_hosts_busy():
 
 # --------------------------------------------------- handlers via a fake bs
 class FakeBs:
-    """Minimal pybatsim Batsim surface used by BaseScheduler."""
+    """Minimal pybatsim Batsim surface used by the baseline scheduler."""
 
     def __init__(self, nb):
         self.nb_compute_resources = nb
@@ -642,7 +651,7 @@ def test_unknown_policy_and_registry():
     with pytest.raises(InputError, match="policy='nope'"):
         make_scheduler("nope")
     with pytest.raises(InputError):
-        BaseScheduler({}, backfilling="greedy")
+        make_scheduler("greedy")
     for name in POLICIES:
         path, options = resolve(name)
         assert path == BASELINE and options == {"policy": name}
@@ -650,7 +659,8 @@ def test_unknown_policy_and_registry():
         options["policy"] = "changed"
         assert SCHEDULERS[name][1] == {"policy": name}   # resolve returns a copy
     assert resolve(str(BASELINE)) == (BASELINE, {})
+    assert resolve(str(THIN_BASELINE)) == (THIN_BASELINE, {})
     with pytest.raises(InputError, match="not-a-scheduler"):
         resolve("not-a-scheduler")
-    assert REPO_ROOT == BASELINE.parents[1]
+    assert REPO_ROOT == THIN_BASELINE.parents[1]
     assert not (REPO_ROOT / "schedulers" / "__init__.py").exists()

@@ -8,15 +8,51 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
 
-from iosched.availability import INF, AvailabilityProfile
-from iosched.bb.model import bb_held
-from iosched.bb.placement import (PlanTimeline, Topology, earliest_placement, place, pool_name,
-                                  window)
+from iosched.bb.model import JobRequest, bb_held
+from iosched.bb.placement import BurstBufferPlacer, Topology, earliest_placement, place, pool_name, window
+from iosched.sched.placer import Placer
+from iosched.sched.profile import INF, AvailabilityProfile
+from iosched.sched.timeline import Timeline
 
 COMPUTE = {i: f"node_{i}" for i in range(108) if i % 9}
 STORAGE = {i: f"node_{i}" for i in range(0, 108, 9)}
 TOPO = Topology(COMPUTE, STORAGE)
 CAP = 40e9
+PLACER = BurstBufferPlacer(CAP)
+PLACER.topology, PLACER.totals = TOPO, {pool_name(s): CAP for s in STORAGE}
+
+
+class _Job:
+    """The core's view of a request of ``n`` nodes x ``bb`` bytes for ``d`` s."""
+
+    def __init__(self, n, bb, d):
+        self.nb_res, self.estimate, self.pools = n, d, {}
+        self.request = JobRequest(n, bb, 0.0, 0.0, d)
+
+
+class PlanTimeline:
+    """The old burst-buffer plan timeline's calls on a :class:`Timeline` and
+    the burst-buffer placer: ``place``/``earliest`` return ``(t, nodes list,
+    {node: storage id})``."""
+
+    def __init__(self, prof, topo, now):
+        self.tl = Timeline(prof, now)
+
+    def __len__(self):
+        return len(self.tl)
+
+    def pop(self):
+        self.tl.pop()
+
+    @staticmethod
+    def _out(t, alloc):
+        return (t, None, None) if alloc is None else (t, alloc.ids, alloc.data)
+
+    def place(self, n, bb, d):
+        return self._out(*self.tl.place(_Job(n, bb, d), PLACER))
+
+    def earliest(self, n, bb, d):
+        return self._out(*PLACER.earliest(self.tl, _Job(n, bb, d), self.tl.now))
 
 request = st.tuples(st.integers(1, 40), st.sampled_from([1e8, 2.5e9, 7e9, 13e9, 39e9]),
                     st.sampled_from([10.0, 60.0, 300.0, 3600.0, 7200.0]))
@@ -101,3 +137,18 @@ def test_plan_timeline_leaves_profile_untouched_and_pop_checks():
     else:
         raise AssertionError("pop on an empty timeline must raise")
     assert math.isinf(tl.place(97, 1e8, 1.0)[0])
+
+
+@settings(max_examples=30)
+@given(st.lists(request, max_size=10), request)
+def test_placer_fast_scan_equals_its_fit_at_every_candidate(busy, req):
+    """The burst-buffer placer's bit-mask scan gives the answer of the
+    generic search (its ``fit`` on the window of every candidate time)."""
+    prof = _profile(busy)
+    job = _Job(*req)
+    t, alloc = PLACER.earliest(prof, job, 100.0)
+    t2, alloc2 = Placer.earliest(PLACER, prof, job, 100.0)
+    assert t == t2
+    if alloc2 is not None:
+        assert list(alloc.resources) == list(alloc2.resources) and alloc.data == alloc2.data
+        assert alloc.pools == alloc2.pools

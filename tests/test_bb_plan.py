@@ -3,14 +3,19 @@
 import itertools
 import math
 
+from types import SimpleNamespace
+
 import pytest
 
 from iosched.bb import plan
 
 
 class J:
+    """The fields of a core job that the plan search reads."""
+
     def __init__(self, seq, est, nodes=1, bb=1.0):
-        self.seq, self.estimate, self.nodes, self.bb = seq, est, nodes, bb
+        self.seq, self.estimate, self.nb_res = seq, est, nodes
+        self.request = SimpleNamespace(bb=bb)
 
     def __repr__(self):
         return f"J{self.seq}"

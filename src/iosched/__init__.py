@@ -7,7 +7,7 @@ Subpackages:
 * :mod:`iosched.workloads` -- Standard Workload Format reader and Batsim
   workload JSON converter.
 * :mod:`iosched.platforms` -- SimGrid platform XML generators.
-* :mod:`iosched.availability` -- the availability profile (timeline of
+* :mod:`iosched.sched.profile` -- the availability profile (timeline of
   reservations) shared by all schedulers.
 * :mod:`iosched.runner` -- starts an engine and a scheduler, robin files.
 * :mod:`iosched.metrics` -- job and run metrics.

@@ -7,7 +7,7 @@
 * :mod:`iosched.bb.workload` -- the KTH-SP2 -> Batsim JSON generator with
   log-normal burst-buffer requests, its first-1000 and 16 three-week parts;
 * :mod:`iosched.bb.placement` -- compute-node and burst-buffer choice in the
-  dragonfly, window queries on an :class:`~iosched.availability.AvailabilityProfile`;
+  dragonfly, window queries on an :class:`~iosched.sched.profile.AvailabilityProfile`;
 * :mod:`iosched.bb.plan` -- plan-based scheduling with simulated annealing.
 
 The scheduler itself is ``schedulers/burstbuffer.py`` (class ``Burstbuffer``).

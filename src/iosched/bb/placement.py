@@ -28,18 +28,21 @@ storage node, named ``bb:<resource id>`` (bytes).
 
 from __future__ import annotations
 
-import bisect
 import math
 import re
+from bisect import bisect_right
 from typing import Mapping, Optional
 
 from procset import ProcSet
 
-from iosched.availability import INF, AvailabilityProfile
-from iosched.bb.model import bb_held
+from iosched.bb.model import JobRequest, bb_held
+from iosched.errors import InputError
+from iosched.sched.placer import Allocation, Placer, Window
+from iosched.sched.profile import INF, AvailabilityProfile
+from iosched.sched.timeline import Timeline, mask_of
 
 __all__ = ["Topology", "pool_name", "window", "bb_slots", "choose_nodes", "assign_bb",
-           "place", "earliest_placement", "earliest_nodes", "fit_at", "PlanTimeline"]
+           "place", "earliest_placement", "fit_at", "BurstBufferPlacer", "NodesOnlyPlacer"]
 
 _NODE_RE = re.compile(r"^(?:.*?)(\d+)$")
 
@@ -227,25 +230,6 @@ def place(topo: Topology, free: ProcSet, free_pools: Mapping[str, float], n: int
     return ProcSet(*nodes), bb_of
 
 
-_MASKS: dict = {}
-
-
-def _mask(ps: ProcSet) -> int:
-    """ProcSet -> int bit mask (bit ``i`` set iff ``i`` in ``ps``), cached by
-    object: the profile replaces its ProcSets and never mutates them, and the
-    cache holds a reference, so an ``id`` cannot be reused while cached."""
-    hit = _MASKS.get(id(ps))
-    if hit is not None and hit[0] is ps:
-        return hit[1]
-    m = 0
-    for itv in ps.intervals():
-        m |= (1 << (itv.sup + 1)) - (1 << itv.inf)
-    if len(_MASKS) > 50000:
-        _MASKS.clear()
-    _MASKS[id(ps)] = (ps, m)
-    return m
-
-
 def _choose_mask(topo: Topology, mask: int, n: int) -> list:
     """:func:`choose_nodes` on a bit mask of free nodes (same answer)."""
     if n <= 0:
@@ -262,23 +246,24 @@ def _choose_mask(topo: Topology, mask: int, n: int) -> list:
     return hit
 
 
-def _scan(topo: Topology, S: int, start_of, mask_of, free_of, tols: list, n: int, bb: float,
+def _scan(topo: Topology, S: int, start_of, mask_of_seg, free_of, tols: list, n: int, bb: float,
           duration: float, only_at: bool = False) -> tuple:
-    """The candidate scan shared by :func:`earliest_placement` (on a profile)
-    and :class:`PlanTimeline` (on its snapshot): segment ``k`` of ``S`` starts
-    at ``start_of(k)`` (s; the first at the query time), has the free nodes
-    ``mask_of(k)`` (int bit mask) and the free bytes ``free_of(k)`` of each
-    burst-buffer node in ``topo.bbs`` order. A segment that alone lacks nodes
-    or burst-buffer slots rules out every window covering it.
+    """The candidate scan of :func:`earliest_placement` and of
+    :class:`BurstBufferPlacer` on a profile or a timeline: segment ``k`` of
+    ``S`` starts at ``start_of(k)`` (s; the first at the query time), has the
+    free nodes ``mask_of_seg(k)`` (int bit mask) and the free bytes
+    ``free_of(k)`` of each burst-buffer node in ``topo.bbs`` order. A segment
+    that alone lacks nodes or burst-buffer slots rules out every window
+    covering it.
 
-    :returns: ``(t, nodes list, {node: storage id}, held)`` with ``held`` the
-        ``[(position in topo.bbs, bytes)]`` the placement takes, or ``(inf,
-        None, None, None)``; nodes, mapping and ``held`` are shared with
-        ``topo.assign_cache`` (do not modify).
+    :returns: ``(t, Allocation)`` -- resources the nodes (topology order),
+        pools ``{"bb:<id>": bytes}``, data ``{node: storage id}`` -- or
+        ``(inf, None)``; allocations are memoised in ``topo.assign_cache``
+        (shared: do not modify).
     """
-    acache, pos = topo.assign_cache, topo.bb_position
+    acache = topo.assign_cache
     bad = [None] * S
-    seg_mask = [None] * S  # mask_of(k), computed once per segment
+    seg_mask = [None] * S  # mask_of_seg(k), computed once per segment
     i = 0
     while i < S:
         t = start_of(i)
@@ -292,7 +277,7 @@ def _scan(topo: Topology, S: int, start_of, mask_of, free_of, tols: list, n: int
             fj = None
             mj = seg_mask[j]
             if mj is None:
-                mj = seg_mask[j] = mask_of(j)
+                mj = seg_mask[j] = mask_of_seg(j)
             if b is None:
                 b = mj.bit_count() < n
                 if not b:
@@ -314,19 +299,19 @@ def _scan(topo: Topology, S: int, start_of, mask_of, free_of, tols: list, n: int
             slots = tuple(int(math.floor((m + tl) / bb)) for m, tl in zip(mins, tols))
             if sum(slots) >= n:
                 key = (mask, n, bb, slots)
-                hit = acache.get(key)
-                if hit is None:
+                hit = acache.get(key, False)
+                if hit is False:
                     nodes = _choose_mask(topo, mask, n)
                     bb_of = assign_bb(topo, nodes, dict(zip(topo.bbs, slots)))
-                    held = None
+                    hit = None
                     if bb_of is not None:
-                        held = [(pos[x], b) for x, b in bb_held(bb_of, bb).items()]
-                    hit = (nodes, bb_of, held)
+                        hit = Allocation(nodes, {pool_name(x): b for x, b in bb_held(bb_of, bb).items()},
+                                         data=bb_of)
                     if len(acache) > 200000:
                         acache.clear()
                     acache[key] = hit
-                if hit[1] is not None:
-                    return (t,) + hit
+                if hit is not None:
+                    return t, hit
             nxt = i + 1
         elif bad[j]:
             nxt = j + 1
@@ -335,7 +320,31 @@ def _scan(topo: Topology, S: int, start_of, mask_of, free_of, tols: list, n: int
         if only_at:
             break
         i = nxt
-    return INF, None, None, None
+    return INF, None
+
+
+def _scan_plan(plan, topo: Topology, n: int, bb: float, duration: float, after: float,
+               only_at: bool) -> tuple:
+    """:func:`_scan` on a profile or a :class:`~iosched.sched.timeline.Timeline`."""
+    if isinstance(plan, Timeline):
+        st, masks, free = plan.state()
+        pidx = [plan.pool_index[pool_name(s)] for s in topo.bbs]
+        if after > st[0]:
+            k0 = bisect_right(st, after) - 1
+        else:
+            k0 = 0
+        tols = [plan.tols[x] for x in pidx]
+        if pidx == list(range(len(pidx))) and len(pidx) == len(plan.pool_names):
+            free_of = (lambda k: free[k0 + k])
+        else:
+            free_of = (lambda k: [free[k0 + k][x] for x in pidx])
+        return _scan(topo, len(st) - k0, lambda k: after if k == 0 else st[k0 + k],
+                     lambda k: masks[k0 + k], free_of, tols, n, bb, duration, only_at)
+    after = plan.now if after is None else max(after, plan.now)
+    starts, res, _counts, pools, names, tols = plan.raw_view(after)
+    pidx = [names.index(pool_name(s)) for s in topo.bbs]
+    return _scan(topo, len(starts), lambda k: after if k == 0 else starts[k], lambda k: mask_of(res[k]),
+                 lambda k: [pools[k][x] for x in pidx], [tols[x] for x in pidx], n, bb, duration, only_at)
 
 
 def earliest_placement(profile: AvailabilityProfile, topo: Topology, n: int, bb: float,
@@ -359,13 +368,8 @@ def earliest_placement(profile: AvailabilityProfile, topo: Topology, n: int, bb:
     :returns: ``(t, nodes ProcSet, {node: storage id})``, or ``(inf, None,
         None)`` if the request never fits (or not at ``after`` with ``only_at``).
     """
-    after = profile.now if after is None else max(after, profile.now)
-    starts, res, _counts, pools, names, tols = profile.raw_view(after)
-    pidx = [names.index(pool_name(s)) for s in topo.bbs]
-    t, nodes, bb_of, _held = _scan(
-        topo, len(starts), lambda k: after if k == 0 else starts[k], lambda k: _mask(res[k]),
-        lambda k: [pools[k][x] for x in pidx], [tols[x] for x in pidx], n, bb, duration, only_at)
-    return (t, None, None) if nodes is None else (t, ProcSet(*nodes), bb_of)
+    t, alloc = _scan_plan(profile, topo, n, bb, duration, after, only_at)
+    return (t, None, None) if alloc is None else (t, alloc.resources, alloc.data)
 
 
 def fit_at(profile: AvailabilityProfile, topo: Topology, n: int, bb: float, duration: float,
@@ -379,127 +383,86 @@ def fit_at(profile: AvailabilityProfile, topo: Topology, n: int, bb: float, dura
     return None if nodes is None else (nodes, bb_of)
 
 
-def _candidate_times(profile: AvailabilityProfile, after: float) -> list:
-    return [a for a, _b, _f, _p in profile.segments() if a >= after] or [after]
+class BurstBufferPlacer(Placer):
+    """Compute nodes and, for each, a burst buffer of ``bb`` bytes on a
+    storage node (the burst-buffer family's placement, see the module
+    documentation). Jobs carry a :class:`~iosched.bb.model.JobRequest` as
+    ``job.request``.
 
+    :param capacity: bytes per burst-buffer node.
+    :param pfs: host name of the parallel file system (a storage host, not a
+        burst-buffer node).
 
-def earliest_nodes(profile: AvailabilityProfile, topo: Topology, n: int, duration: float,
-                   after: Optional[float] = None) -> tuple:
-    """Like :func:`earliest_placement` for compute nodes only (burst buffers
-    ignored: the reservation of ``fcfs-easy``).
-
-    :returns: ``(t, nodes ProcSet)`` or ``(inf, None)``.
-    """
-    after = profile.now if after is None else max(after, profile.now)
-    times = _candidate_times(profile, after)
-    if times[0] > after:
-        times.insert(0, after)
-    for t in times:
-        free, _ = window(profile, t, duration)
-        nodes = choose_nodes(topo, free, n)
-        if nodes is not None:
-            return t, ProcSet(*nodes)
-    return INF, None
-
-
-def _breakpoint(st: list, masks: list, free: list, t: float) -> int:
-    """Index of the step starting at time ``t`` (s) in a timeline of sorted
-    step starts ``st`` (``st[0] <= t``) with parallel lists ``masks`` and
-    ``free``; when no step starts at ``t``, the step containing it is split
-    there (its mask and free capacities copied) in place."""
-    i = bisect.bisect_right(st, t) - 1
-    if st[i] < t:
-        i += 1
-        st.insert(i, t)
-        masks.insert(i, masks[i - 1])
-        free.insert(i, free[i - 1])
-    return i
-
-
-class PlanTimeline:
-    """The free capacity of a profile from ``now`` on, for list-scheduling
-    many orders of a queue (plan-based policies) without touching the profile.
-
-    State: segment starts (s; the first is ``now``, the last segment extends
-    to infinity), per segment the free compute nodes as an int bit mask and
-    the free bytes of each burst-buffer node (tuple in ``topo.bbs`` order).
-    :meth:`place` reserves the earliest placement of a request and pushes the
-    new state; :meth:`pop` restores the previous state in O(1) (states are
-    immutable lists shared between stack levels, a reservation copies the
-    ``O(S)`` segment lists once).
-
-    Placements are those of :func:`earliest_placement` followed by
-    ``AvailabilityProfile.reserve`` on the profile (same candidate times,
-    nodes, burst buffers and floating-point pool arithmetic); checked by
-    ``tests/test_bb_placement.py``.
-
-    Source: the list scheduling of a queue order in Kopanski & Rzadca,
-    Euro-Par 2021, Section 4 (plan-based scheduling, Algorithm 2 of arXiv
-    2109.00082v2), evaluated for many orders per scheduling pass.
-
-    :param profile: the scheduler's profile (pools ``bb:<id>`` for every
-        storage node of ``topo``); not modified.
-    :param now: current time (s), ``>= profile.now``.
-    :raises ProfileError: if ``now`` is before the profile's ``now``.
+    :meth:`begin` finds the PFS and the burst-buffer nodes and returns the
+    pools ``bb:<storage id>``; allocations carry ``data`` = ``{compute node:
+    storage id}``. :meth:`fit_at` and :meth:`earliest` are the bit-mask scan
+    (:func:`_scan`), which gives the answers of :meth:`fit` at every
+    candidate time (property-tested in ``tests/test_bb_placement.py``).
     """
 
-    __slots__ = ("topo", "now", "tols", "_states")
+    def __init__(self, capacity: float, pfs: str = "pfs"):
+        self.capacity, self.pfs_name = float(capacity), str(pfs)
+        self.topology: Optional[Topology] = None
+        self.pfs: Optional[int] = None
+        self.totals: dict = {}
 
-    def __init__(self, profile: AvailabilityProfile, topo: Topology, now: float):
-        starts, res, _counts, pools, names, tols = profile.raw_view(now)
-        pidx = [names.index(pool_name(s)) for s in topo.bbs]
-        self.topo, self.now = topo, float(now)
-        self.tols = [tols[i] for i in pidx]
-        st = list(starts)
-        st[0] = self.now
-        self._states = [(st, [_mask(r) for r in res], [tuple(pk[i] for i in pidx) for pk in pools])]
+    def begin(self, machine) -> dict:
+        """Topology and pools of ``machine`` (a :class:`~iosched.sched.machine.Machine`).
 
-    def __len__(self) -> int:
-        """Number of reservations pushed."""
-        return len(self._states) - 1
-
-    def pop(self) -> None:
-        """Undo the last :meth:`place` that reserved (IndexError if none)."""
-        if len(self._states) == 1:
-            raise IndexError("PlanTimeline.pop: nothing placed")
-        self._states.pop()
-
-    def earliest(self, n: int, bb: float, duration: float) -> tuple:
-        """Earliest ``(t, nodes list, {node: storage id})`` for ``n`` nodes x
-        ``bb`` bytes during ``duration`` s, on the current state, or
-        ``(inf, None, None)``. Nothing is reserved. The returned list and
-        dict are shared with a memo: do not modify them."""
-        return self._earliest(n, bb, duration)[:3]
-
-    def _earliest(self, n, bb, duration):
-        st, masks, free = self._states[-1]
-        return _scan(self.topo, len(st), st.__getitem__, masks.__getitem__, free.__getitem__,
-                     self.tols, n, bb, duration)
-
-    def place(self, n: int, bb: float, duration: float) -> tuple:
-        """:meth:`earliest`, then reserve it for ``duration`` s (a new state
-        is pushed only when the request fits).
-
-        :returns: ``(t, nodes list, {node: storage id})`` or ``(inf, None,
-            None)``; the list and dict are shared with a memo (do not modify).
+        :raises InputError: no single storage host named ``pfs``, or no
+            burst-buffer node besides it.
         """
-        t, nodes, bb_of, held = self._earliest(n, bb, duration)
-        if nodes is None:
-            return t, nodes, bb_of
-        st, masks, free = self._states[-1]
-        end = t + duration
-        st, masks, free = list(st), list(masks), list(free)
-        i = _breakpoint(st, masks, free, t)
-        j = len(st) if end == INF else _breakpoint(st, masks, free, end)
-        take = 0
-        for c in nodes:
-            take |= 1 << c
-        keep = ~take
-        for k in range(i, j):
-            masks[k] &= keep
-            f = list(free[k])
-            for x, b in held:
-                f[x] = f[x] - b
-            free[k] = tuple(f)
-        self._states.append((st, masks, free))
-        return t, nodes, bb_of
+        pfs = [i for i, n in machine.storage.items() if n == self.pfs_name]
+        if len(pfs) != 1:
+            raise InputError(f"the platform needs exactly one storage host named {self.pfs_name!r}")
+        self.pfs = pfs[0]
+        bbs = {i: n for i, n in machine.storage.items() if i != self.pfs}
+        if not bbs:
+            raise InputError("the platform has no burst-buffer (storage) node besides the PFS")
+        self.topology = Topology(machine.names, bbs)
+        self.totals = {pool_name(s): self.capacity for s in bbs}
+        return dict(self.totals)
+
+    def rejection_reason(self, job, profile) -> Optional[str]:
+        """Jobs that can never fit: more nodes than the machine, ``bb`` larger
+        than one burst-buffer node, more burst buffers than the machine holds
+        (artifact ``alloc_only.py::_validate_job``)."""
+        req: JobRequest = job.request
+        ncomp = len(self.topology.compute)
+        if req.nodes > ncomp:
+            return f"requests {req.nodes} nodes, the machine has {ncomp}"
+        if req.bb > self.capacity:
+            return f"requests {req.bb:.0f} bytes per node, a burst-buffer node holds {self.capacity:.0f}"
+        if req.nodes > int(self.capacity // req.bb) * len(self.topology.bbs):
+            return "requests more burst buffers than the machine holds"
+        return None
+
+    def fit(self, job, window: Window) -> Optional[Allocation]:
+        req: JobRequest = job.request
+        got = place(self.topology, window.free, window.pools, req.nodes, req.bb, totals=self.totals)
+        if got is None:
+            return None
+        nodes, bb_of = got
+        return Allocation(nodes, {pool_name(s): b for s, b in bb_held(bb_of, req.bb).items()}, data=bb_of)
+
+    def fit_at(self, plan, job, t: float) -> Optional[Allocation]:
+        req = job.request
+        return _scan_plan(plan, self.topology, req.nodes, req.bb, job.estimate, t, True)[1]
+
+    def earliest(self, plan, job, after: float) -> tuple:
+        req = job.request
+        return _scan_plan(plan, self.topology, req.nodes, req.bb, job.estimate, after, False)
+
+
+class NodesOnlyPlacer(Placer):
+    """Compute nodes only, chosen as :class:`BurstBufferPlacer` chooses them
+    (:func:`choose_nodes`), burst buffers ignored: the head reservation of
+    ``fcfs-easy`` (Kopanski & Rzadca, Section 3). Shares the topology of
+    ``nodes_of`` (a :class:`BurstBufferPlacer`, set up at ``begin``)."""
+
+    def __init__(self, nodes_of: BurstBufferPlacer):
+        self.nodes_of = nodes_of
+
+    def fit(self, job, window: Window) -> Optional[Allocation]:
+        nodes = choose_nodes(self.nodes_of.topology, window.free, job.request.nodes)
+        return None if nodes is None else Allocation(ProcSet(*nodes), {})

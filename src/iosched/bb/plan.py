@@ -49,20 +49,21 @@ __all__ = ["initial_orders", "ben_ameur_temperature", "best_order", "SearchResul
 def initial_orders(jobs: Sequence) -> list:
     """The 9 candidate orders of ``jobs``.
 
-    :param jobs: objects with ``seq`` (arrival rank), ``estimate`` (s),
-        ``nodes`` (int) and ``bb`` (bytes per node), in FCFS order.
+    :param jobs: :class:`~iosched.sched.job.Job` records with ``seq``
+        (arrival rank), ``estimate`` (s), ``nb_res`` (nodes, int) and
+        ``request.bb`` (bytes per node).
     :returns: 9 lists (permutations of ``jobs``), ties in FCFS order.
     """
     fcfs = sorted(jobs, key=lambda w: w.seq)
     keys = [
         lambda w: w.estimate,
         lambda w: -w.estimate,
-        lambda w: w.nodes,
-        lambda w: -w.nodes,
-        lambda w: w.nodes * w.bb,
-        lambda w: -w.nodes * w.bb,
-        lambda w: w.nodes * w.estimate,
-        lambda w: -w.nodes * w.estimate,
+        lambda w: w.nb_res,
+        lambda w: -w.nb_res,
+        lambda w: w.nb_res * w.request.bb,
+        lambda w: -w.nb_res * w.request.bb,
+        lambda w: w.nb_res * w.estimate,
+        lambda w: -w.nb_res * w.estimate,
     ]
     return [fcfs] + [sorted(fcfs, key=lambda w, k=k: (k(w), w.seq)) for k in keys]
 

@@ -1,17 +1,27 @@
-"""Scheduler core shared by the iosched schedulers.
+"""The scheduler core shared by every family of iosched schedulers.
 
-* :mod:`iosched.sched.base` -- :class:`~iosched.sched.base.BaseScheduler`, a
-  pybatsim ``BatsimScheduler`` with a waiting queue, an availability profile
-  of the compute resources, rejection of jobs that can never run, and the
-  FCFS / EASY / conservative / filler scheduling passes.
-* :mod:`iosched.sched.registry` -- scheduler names (``fcfs``, ``easy``, ...)
-  -> scheduler file under ``schedulers/`` and its pybatsim options.
+A scheduler is *order x policy x placer* on one core; a family adds a placer
+and/or a policy and nothing else (see ``docs/architecture.md``):
 
-The launchable scheduler files live in the repository's ``schedulers/``
-folder (not an installed package: pybatsim's wheel already installs a
-top-level package named ``schedulers``).
+* :mod:`iosched.sched.adapter` -- :class:`PybatsimScheduler`, the pybatsim
+  ``BatsimScheduler`` that translates Batsim events into core calls and the
+  core's decisions into Batsim's;
+* :mod:`iosched.sched.core` -- :class:`Scheduler`: queue, running jobs,
+  rejections, job ends and overruns, one pass per Batsim message;
+* :mod:`iosched.sched.machine` -- :class:`Machine`: compute nodes (one
+  resource each, or several core resources with a memory size) and storage
+  resources, from SIMULATION_BEGINS;
+* :mod:`iosched.sched.profile` -- the availability profile of future
+  reservations (resources + scalar pools);
+* :mod:`iosched.sched.timeline` -- what-if snapshots of the profile with
+  push/pop undo, for list scheduling;
+* :mod:`iosched.sched.placer` -- :class:`Placer` ``fit(job, window) ->
+  Allocation``, and the first-fit placer;
+* :mod:`iosched.sched.orders` -- queue orders (fcfs, sjf);
+* :mod:`iosched.sched.policies` -- fcfs, EASY, conservative, filler;
+* :mod:`iosched.sched.listschedule` -- list scheduling of queue orders
+  (plan-based policies);
+* :mod:`iosched.sched.registry` -- scheduler names -> files and options.
+
+The launchable scheduler files are :mod:`iosched.schedulers`.
 """
-
-from iosched.sched.base import BACKFILLING, ORDERS, BaseScheduler
-
-__all__ = ["BaseScheduler", "BACKFILLING", "ORDERS"]

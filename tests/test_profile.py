@@ -1,4 +1,4 @@
-"""Tests of iosched.availability.AvailabilityProfile.
+"""Tests of iosched.sched.profile.AvailabilityProfile.
 
 The profile is checked against a brute-force model: a list of reservations
 (python sets of ints, pool amounts), from which the free capacity at any
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from procset import ProcSet
 
-from iosched.availability import INF, AvailabilityProfile, Reservation, lowest_ids
+from iosched.sched.profile import INF, AvailabilityProfile, Reservation, lowest_ids
 from iosched.errors import ProfileError
 
 POOL_CHOICES = [{}, {"bb": 8.0}, {"bb": 8.0, "bw": 4.0}]

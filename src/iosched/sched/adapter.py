@@ -1,0 +1,158 @@
+"""The pybatsim adapter: Batsim events in, Batsim decisions out.
+
+:class:`PybatsimScheduler` is a pybatsim ``BatsimScheduler`` that only
+translates: each Batsim event becomes a call of the scheduler core
+(:class:`~iosched.sched.core.Scheduler`), and each decision of the core
+becomes pybatsim calls (EXECUTE_JOB, REJECT_JOB, CALL_ME_LATER). The
+scheduling pass runs once per Batsim message, in ``onNoMoreEvents``, after
+every event of the message has been recorded.
+
+A scheduler file for the pybatsim launcher (``pybatsim FILE.py``) defines a
+subclass named after the file that builds its core in :meth:`make_core`
+from the pybatsim options; a family whose jobs are run differently (the
+burst-buffer family registers one dynamic job per workload job) overrides
+:meth:`launch`, :meth:`completed_id` and :meth:`accepts`.
+
+Attributes not defined here (``profile``, ``queue``, ``running``,
+``rejections``, ``stats``, ``plans``, ``head_reservation``...) are read from
+the core, so ``sched.profile`` is ``sched.core.profile``; ``queue`` gives
+the waiting pybatsim jobs.
+"""
+
+from __future__ import annotations
+
+from batsim.batsim import BatsimScheduler
+
+from iosched.sched.core import Scheduler
+from iosched.sched.machine import Machine
+
+__all__ = ["PybatsimScheduler", "state_name"]
+
+
+def state_name(batsim_job) -> str:
+    """The final state of a pybatsim job as Batsim's string
+    (``COMPLETED_SUCCESSFULLY``...)."""
+    state = getattr(batsim_job, "job_state", None)
+    return getattr(state, "name", str(state if state is not None else ""))
+
+
+class PybatsimScheduler(BatsimScheduler):
+    """pybatsim scheduler around a :class:`~iosched.sched.core.Scheduler`.
+
+    :param options: the pybatsim options dict (``-o`` JSON), kept in
+        ``self.options``.
+    :raises InputError: as :meth:`make_core` does (bad options).
+
+    Attribute ``core``: the :class:`~iosched.sched.core.Scheduler`.
+    """
+
+    def __init__(self, options=None):
+        super().__init__(dict(options or {}))
+        self._to_execute: list = []
+        self.core: Scheduler = self.make_core(self.options)
+        self.core.launcher = self
+        self.logger = self.core.logger
+
+    def __getattr__(self, name):
+        # only called for attributes not found on the adapter: the core's state
+        if name == "core":
+            raise AttributeError(name)
+        return getattr(self.core, name)
+
+    @property
+    def queue(self) -> list:
+        """The waiting pybatsim jobs, in queue order (a new list)."""
+        return [j.batsim for j in self.core.queue]
+
+    # ------------------------------------------------------------ hooks
+    def make_core(self, options: dict) -> Scheduler:
+        """Build the scheduler core from the options (subclasses).
+
+        :raises NotImplementedError: in the base class.
+        """
+        raise NotImplementedError
+
+    def accepts(self, batsim_job) -> bool:
+        """Whether a JOB_SUBMITTED job is for the core (default: all)."""
+        return True
+
+    def completed_id(self, batsim_job):
+        """The core's job id of a completed or killed Batsim job, or None to
+        ignore it (default: its own id)."""
+        return batsim_job.id
+
+    def launch(self, running) -> None:
+        """Run a started job (a :class:`~iosched.sched.job.RunningJob`):
+        default, EXECUTE_JOB on its allocation, sent at the end of the pass."""
+        running.job.batsim.allocation = running.resources
+        self._to_execute.append(running.job.batsim)
+
+    def after_pass(self, now: float) -> None:
+        """Called after each scheduling pass (default: nothing)."""
+
+    # --------------------------------------------------- core -> Batsim
+    def start(self, running) -> None:
+        self.launch(running)
+
+    def reject(self, batsim_job, reason: str) -> None:
+        self.bs.reject_jobs([batsim_job])
+
+    def call_me_later(self, t: float) -> None:
+        self.bs.wake_me_up_at(t)
+
+    def wake_up_at(self, t: float) -> None:
+        """Ask Batsim for a REQUESTED_CALL at ``t`` (once per distinct time).
+
+        :raises ValueError: if ``t`` is not after the current time or not finite.
+        """
+        self.core.wake_up_at(t, self.bs.time())
+
+    # --------------------------------------------------- Batsim -> core
+    def onSimulationBegins(self):
+        """SIMULATION_BEGINS: the machine, then the core's profile."""
+        machine = Machine.from_batsim(getattr(self.bs, "machines", None) or {},
+                                      self.bs.nb_compute_resources)
+        if len(machine.compute) != int(self.bs.nb_compute_resources):
+            self.logger.warning("nb_compute_resources=%s but %d compute resources listed",
+                                self.bs.nb_compute_resources, len(machine.compute))
+        self.core.begin(machine, self.bs.time())
+        self.logger.info("%s on compute resources %s", type(self).__name__, machine.compute)
+
+    def onAfterBatsimInit(self):
+        """Nothing to do: the profile is built at SIMULATION_BEGINS."""
+
+    def onJobSubmission(self, job):
+        """JOB_SUBMITTED: queue or reject the job."""
+        if self.accepts(job):
+            self.core.submit(job)
+
+    def onJobCompletion(self, job):
+        """JOB_COMPLETED: free the job's resources."""
+        jid = self.completed_id(job)
+        if jid is not None:
+            self.core.end(jid, state_name(job), self.bs.time())
+
+    def onJobsKilled(self, jobs):
+        """JOB_KILLED: free the resources of the jobs still held."""
+        for job in jobs:
+            jid = self.completed_id(job)
+            if jid is not None:
+                self.core.kill(jid, self.bs.time())
+
+    def onRequestedCall(self):
+        """REQUESTED_CALL: nothing to record; the pass runs in onNoMoreEvents."""
+
+    def onNoMoreEvents(self):
+        """Run the scheduling pass, once per Batsim message."""
+        if self.core.profile is None or self.core.ended:
+            return
+        now = self.bs.time()
+        self.core.schedule(now)
+        if self._to_execute:
+            jobs, self._to_execute = self._to_execute, []
+            self.bs.execute_jobs(jobs)
+        self.after_pass(now)
+
+    def onSimulationEnds(self):
+        """SIMULATION_ENDS: the core logs its summary."""
+        self.core.finish()

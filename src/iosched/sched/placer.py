@@ -1,0 +1,241 @@
+"""Placers: which resources (and pool amounts) a job gets, given what is free.
+
+A :class:`Placer` answers one question, :meth:`Placer.fit`: given a job and a
+:class:`Window` (the capacity free during the whole of ``[t, t +
+estimate)``), which :class:`Allocation` does the job get, or None if it does
+not fit there. Everything else is derived from it:
+
+* :meth:`Placer.fit_at` -- the job's allocation if it starts exactly at ``t``
+  (the "fits now" test of every policy);
+* :meth:`Placer.earliest` -- the earliest candidate time at which ``fit``
+  succeeds, and the allocation (reservations of EASY and conservative
+  backfilling, list scheduling). Candidate times are the query time and the
+  starts of the profile's later segments: capacity only increases there.
+
+Both work on an :class:`~iosched.sched.profile.AvailabilityProfile` or on a
+:class:`~iosched.sched.timeline.Timeline` (a what-if snapshot). A placer may
+override them with a faster search that gives the same answers (the
+burst-buffer placer scans bit masks; :class:`FirstFit` uses the profile's own
+pruned search).
+
+A family of schedulers adds a placer when its jobs' demand depends on the
+resources chosen (a burst buffer on the storage node near each compute node;
+cores of nodes that cache the job's input file; PFS bandwidth), and keeps the
+shared core: queue, running jobs, policies.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional
+
+from procset import ProcSet
+
+from iosched.sched.profile import INF, AvailabilityProfile, lowest_ids
+from iosched.sched.timeline import Timeline, mask_of, procset_of_mask
+
+__all__ = ["Allocation", "Window", "Placer", "FirstFit"]
+
+
+class Allocation:
+    """What a placed job holds: ``resources`` and ``pools``, plus family
+    ``data`` (e.g. the burst-buffer node of each compute node).
+
+    :param resources: a ProcSet, or an iterable of int resource ids.
+    :param pools: pool name -> amount held over the job's interval (float,
+        in the pool's unit: bytes, bytes/s).
+    :param data: anything the family needs at launch; not interpreted.
+
+    Allocations may be memoised and shared by placers: never mutate one.
+    """
+
+    __slots__ = ("_ids", "_resources", "_mask", "pools", "data")
+
+    def __init__(self, resources, pools: Optional[Mapping[str, float]] = None, data=None):
+        if isinstance(resources, ProcSet):
+            self._resources, self._ids = resources, None
+        else:
+            self._resources, self._ids = None, list(resources)
+        self._mask = None
+        self.pools = dict(pools or {})
+        self.data = data
+
+    @property
+    def resources(self) -> ProcSet:
+        """The resources (ProcSet)."""
+        if self._resources is None:
+            self._resources = ProcSet(*self._ids)
+        return self._resources
+
+    @property
+    def ids(self) -> list:
+        """The resource ids as a list (placer order when built from a list)."""
+        if self._ids is None:
+            self._ids = list(self._resources)
+        return self._ids
+
+    @property
+    def mask(self) -> int:
+        """The resources as an int bit mask."""
+        if self._mask is None:
+            if self._resources is not None:
+                self._mask = mask_of(self._resources)
+            else:
+                m = 0
+                for c in self._ids:
+                    m |= 1 << c
+                self._mask = m
+        return self._mask
+
+    def __repr__(self):
+        return f"<Allocation {self.resources} pools={self.pools}>"
+
+
+class Window:
+    """Capacity free during the whole of ``[start, start + duration)``.
+
+    ``start`` (s), ``duration`` (s, may be inf), ``mask`` (int bit mask of
+    the free resources), ``pools`` (pool name -> minimum free amount over the
+    window), ``tols`` (pool name -> comparison tolerance, ``1e-9`` of the
+    pool's total). :attr:`free` is the free resources as a ProcSet.
+    """
+
+    __slots__ = ("start", "duration", "mask", "pools", "tols", "_free")
+
+    def __init__(self, start: float, duration: float, mask: int, pools: Mapping[str, float],
+                 tols: Mapping[str, float]):
+        self.start, self.duration, self.mask = start, duration, mask
+        self.pools, self.tols = pools, tols
+        self._free = None
+
+    @property
+    def free(self) -> ProcSet:
+        """The free resources (ProcSet)."""
+        if self._free is None:
+            self._free = procset_of_mask(self.mask)
+        return self._free
+
+    @property
+    def count(self) -> int:
+        """Number of free resources."""
+        return self.mask.bit_count()
+
+    def has(self, pools: Mapping[str, float]) -> bool:
+        """Whether every amount of ``pools`` is free (within tolerance)."""
+        for name, amount in pools.items():
+            if amount > self.pools.get(name, 0.0) + self.tols.get(name, 0.0):
+                return False
+        return True
+
+
+def _timeline(plan, t: float) -> Timeline:
+    return plan if isinstance(plan, Timeline) else Timeline(plan, t)
+
+
+class Placer:
+    """Base class of placers (see the module documentation).
+
+    Subclasses implement :meth:`fit`; they may override
+    :meth:`rejection_reason`, and :meth:`fit_at` / :meth:`earliest` with a
+    faster search that gives the same answers.
+    """
+
+    def fit(self, job, window: Window) -> Optional[Allocation]:
+        """The allocation of ``job`` (a :class:`~iosched.sched.job.Job`) in
+        ``window``, or None if it does not fit there.
+
+        :raises NotImplementedError: in the base class.
+        """
+        raise NotImplementedError
+
+    def rejection_reason(self, job, profile: AvailabilityProfile) -> Optional[str]:
+        """Why ``job`` can never run on this machine (a one-line reason), or
+        None. Default: it asks 1 to ``len(profile.resources)`` resources
+        (an int) and at most each pool's total of its fixed ``pools``."""
+        res = job.nb_res
+        ncomp = len(profile.resources)
+        if isinstance(res, bool) or not isinstance(res, int):
+            return f"requested resources {res!r} is not an integer"
+        if res <= 0:
+            return f"requests {res} resources (at least 1 is needed)"
+        if res > ncomp:
+            return f"requests {res} resources but the machine has only {ncomp} compute resources"
+        totals = profile.pool_totals
+        for name, amount in sorted(job.pools.items()):
+            if name not in totals:
+                return f"needs pool {name!r}, which this machine does not have"
+            if not (0 <= amount <= totals[name]):
+                return f"needs {amount} of pool {name!r}, whose total is {totals[name]}"
+        return None
+
+    def fit_at(self, plan, job, t: float) -> Optional[Allocation]:
+        """The allocation of ``job`` if it starts exactly at ``t`` (s) on
+        ``plan`` (a profile or a timeline), or None."""
+        tl = _timeline(plan, t)
+        mask, pools = tl.window(t, job.estimate)
+        return self.fit(job, Window(t, job.estimate, mask, pools, dict(zip(tl.pool_names, tl.tols))))
+
+    def earliest(self, plan, job, after: float) -> tuple:
+        """Earliest start ``t >= after`` of ``job`` on ``plan`` (a profile or
+        a timeline) and its allocation.
+
+        :returns: ``(t, Allocation)``, or ``(inf, None)`` if ``fit`` fails at
+            every candidate time.
+        """
+        tl = _timeline(plan, after)
+        st, masks, free = tl.state()
+        names, tols = tl.pool_names, dict(zip(tl.pool_names, tl.tols))
+        d = job.estimate
+        S = len(st)
+        i = max(0, _index(st, after))
+        while i < S:
+            t = after if st[i] < after else st[i]
+            end = t + d
+            mask, mins, j = -1, None, i
+            while j < S and (j == i or st[j] < end):
+                mask &= masks[j]
+                f = free[j]
+                mins = list(f) if mins is None else [m if m <= x else x for m, x in zip(mins, f)]
+                j += 1
+            alloc = self.fit(job, Window(t, d, mask, dict(zip(names, mins or ())), tols))
+            if alloc is not None:
+                return t, alloc
+            i += 1
+        return INF, None
+
+
+def _index(st: list, t: float) -> int:
+    lo, hi = 0, len(st)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if st[mid] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - 1
+
+
+class FirstFit(Placer):
+    """The job's ``nb_res`` lowest free resource ids and its fixed ``pools``
+    (first fit by id, as pybatsim's ``fillerSched``; contiguity not sought).
+
+    On a profile, :meth:`fit_at` and :meth:`earliest` use the profile's own
+    search (:meth:`~iosched.sched.profile.AvailabilityProfile.earliest_start`,
+    which prunes candidate times); on a timeline, the generic scan.
+    """
+
+    def fit(self, job, window: Window) -> Optional[Allocation]:
+        if window.count < job.nb_res or not window.has(job.pools):
+            return None
+        return Allocation(lowest_ids(window.free, job.nb_res), job.pools)
+
+    def fit_at(self, plan, job, t: float) -> Optional[Allocation]:
+        if isinstance(plan, Timeline):
+            return super().fit_at(plan, job, t)
+        res = plan.fit_at(t, job.nb_res, job.estimate, job.pools)
+        return None if res is None else Allocation(res, job.pools)
+
+    def earliest(self, plan, job, after: float) -> tuple:
+        if isinstance(plan, Timeline):
+            return super().earliest(plan, job, after)
+        t, res = plan.earliest_start(job.nb_res, job.estimate, job.pools, after=after)
+        return (INF, None) if t == INF else (t, Allocation(res, job.pools))

@@ -1,0 +1,221 @@
+"""The classic scheduling policies, each a small object with
+``schedule(s, now)`` over a :class:`~iosched.sched.core.Scheduler` ``s``.
+
+A policy decides which waiting jobs start now; the queue order and the
+placer are the scheduler's, so each policy works with any order and any
+placer (burst buffers, node-local files, PFS bandwidth...).
+
+``Fcfs``
+    First come, first served without backfilling: start jobs from the head
+    of the queue while they fit; stop at the first one that does not.
+``Easy``
+    EASY backfilling (Lifka 1995, "The ANL/IBM SP scheduling system";
+    Mu'alem & Feitelson 2001, IEEE TPDS 12(6)): start jobs from the head
+    while they fit; give the first job that does not fit a reservation at
+    its earliest start; start any later job that fits now without delaying
+    that reservation. The reservation is recomputed at every pass.
+``Conservative``
+    Conservative backfilling (Mu'alem & Feitelson 2001): every waiting job
+    gets a reservation at its earliest start, in queue order, when it is
+    first seen; a job starts when its reservation starts. When a job ends
+    before its walltime, the reservations are *compressed*: in queue order,
+    each one is removed and re-made at its earliest start, which is never
+    later than before (its old slot is still free), so no reservation is
+    ever delayed. The policy asks for a REQUESTED_CALL (CALL_ME_LATER) at
+    the earliest reservation start, so that a job starts on time even when
+    no other event happens then. If a running job overruns its estimate
+    (possible only with inexact runtimes), every reservation is re-made in
+    queue order.
+``Filler``
+    Start, in queue order, every job that fits now; no reservation (like
+    pybatsim's ``fillerSched``, but deterministic and walltime-aware).
+
+List scheduling of a whole queue order is in :mod:`iosched.sched.listschedule`.
+Only standard Batsim 4.2.1 protocol features follow from these decisions
+(EXECUTE_JOB with an ``alloc``, REJECT_JOB, CALL_ME_LATER), so the
+schedulers run on the real Batsim too.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+from procset import ProcSet
+
+from iosched.sched.profile import INF, Reservation
+
+__all__ = ["Fcfs", "Easy", "Conservative", "Filler", "HeadReservation", "Plan",
+           "start_in_order", "backfill"]
+
+
+class HeadReservation(NamedTuple):
+    """EASY reservation of the first job that does not fit: ``job_id``,
+    ``start`` (s, inf if unknown) and ``resources`` (ProcSet, empty if unknown)."""
+
+    job_id: str
+    start: float
+    resources: ProcSet
+
+
+class Plan(NamedTuple):
+    """Conservative-backfilling reservation of a waiting job.
+
+    ``start`` (s; ``inf`` if the job cannot be planned yet, e.g. behind a
+    job without walltime), ``resources`` (ProcSet, empty if ``start`` is
+    inf), ``reservation`` (profile reservation, None if ``start`` is inf),
+    ``allocation`` (None if ``start`` is inf).
+    """
+
+    job_id: str
+    start: float
+    resources: ProcSet
+    reservation: Optional[Reservation]
+    allocation: object = None
+
+
+def start_in_order(s, now: float):
+    """Start waiting jobs in queue order while they fit now.
+
+    :returns: the first job that does not fit (the head), or None when the
+        queue is empty.
+    """
+    for job in s.queue:
+        alloc = s.fit_now(job, now)
+        if alloc is None:
+            return job
+        s.start(job, now, alloc)
+    return None
+
+
+def backfill(s, now: float, skip=None) -> None:
+    """Start, in queue order, every waiting job (but ``skip``) that fits now."""
+    for job in s.queue:
+        if s.profile.free_count(now) == 0:
+            break
+        if job is skip:
+            continue
+        alloc = s.fit_now(job, now)
+        if alloc is not None:
+            s.start(job, now, alloc)
+
+
+class Fcfs:
+    """FCFS without backfilling (see the module documentation)."""
+
+    def schedule(self, s, now: float) -> None:
+        start_in_order(s, now)
+
+
+class Filler:
+    """Start every job that fits now, in queue order (module documentation)."""
+
+    def schedule(self, s, now: float) -> None:
+        backfill(s, now)
+
+
+class Easy:
+    """EASY backfilling (see the module documentation).
+
+    :param reserve_with: the placer of the head job's reservation (default:
+        the scheduler's). The burst-buffer paper's ``fcfs-easy`` reserves
+        compute nodes only (Kopanski & Rzadca, Euro-Par 2021, Section 3).
+
+    Attribute ``head_reservation``: the :class:`HeadReservation` of the last
+    pass, or None.
+    """
+
+    def __init__(self, reserve_with=None):
+        self.reserve_with = reserve_with
+        self.head_reservation: Optional[HeadReservation] = None
+
+    def schedule(self, s, now: float) -> None:
+        self.head_reservation = None
+        head = start_in_order(s, now)
+        if head is None:
+            return
+        t, alloc = s.earliest(head, now, self.reserve_with)
+        self.head_reservation = HeadReservation(head.id, t, alloc.resources if alloc else ProcSet())
+        hold = s.reserve(head, t, alloc, tag=("head", head.id)) if t < INF else None
+        backfill(s, now, skip=head)
+        if hold is not None:
+            s.profile.remove(hold)
+
+
+class Conservative:
+    """Conservative backfilling (see the module documentation).
+
+    Attribute ``plans``: job id -> :class:`Plan` of every waiting job.
+    """
+
+    def __init__(self):
+        self.plans: dict = {}
+        self._invalid = False
+        self._freed_early = False
+
+    # events from the core
+    def on_job_end(self, s, running, early: bool) -> None:
+        """A job ended; ``early``: before its reservation's end."""
+        if early:
+            self._freed_early = True
+
+    def on_overrun(self, s) -> None:
+        """A running job overran its estimate: every plan is re-made."""
+        self._drop(s)
+
+    def schedule(self, s, now: float) -> None:
+        if not self._invalid and any(p.start < now for p in self.plans.values()):
+            # a reservation's start passed without a pass (inexact estimates)
+            self._drop(s)
+        if self._invalid:
+            s.stats["replans"] += 1
+            self._invalid = False
+        elif self._freed_early and self.plans:
+            s.stats["compressions"] += 1
+            self._compress(s, now)
+        for job in s.queue:
+            if job.id not in self.plans:
+                self.plans[job.id] = self._plan(s, job, now)
+        for job in s.queue:
+            plan = self.plans[job.id]
+            if plan.start <= now:
+                del self.plans[job.id]
+                s.start(job, now, plan.allocation, plan.reservation)
+        # a reservation may start when no event is due (its start was the end
+        # of a reservation that compression moved): be called then, unless a
+        # running job is expected to end at that very time
+        nxt = min((p.start for p in self.plans.values()), default=INF)
+        if nxt < INF and not s.running_ends_at(nxt):
+            s.wake_up_at(nxt, now)
+        self._freed_early = False
+
+    def _plan(self, s, job, now) -> Plan:
+        t, alloc = s.earliest(job, now)
+        if t == INF:
+            return Plan(job.id, INF, ProcSet(), None)
+        return Plan(job.id, t, alloc.resources, s.reserve(job, t, alloc), alloc)
+
+    def _drop(self, s) -> None:
+        if self.plans:
+            for plan in self.plans.values():
+                if plan.reservation is not None:
+                    s.profile.remove(plan.reservation)
+            self.plans = {}
+            self._invalid = True
+
+    def _compress(self, s, now) -> None:
+        for job in s.queue:
+            old = self.plans.get(job.id)
+            if old is None or old.start <= now:
+                continue
+            if old.reservation is not None:
+                s.profile.remove(old.reservation)
+            new = self._plan(s, job, now)
+            if new.start > old.start:
+                # cannot happen: the old slot is free again; keep it if it does
+                if new.reservation is not None:
+                    s.profile.remove(new.reservation)
+                s.logger.error("compression would delay job %s from %s to %s",
+                               job.id, old.start, new.start)
+                new = Plan(job.id, old.start, old.resources,
+                           s.reserve(job, old.start, old.allocation), old.allocation)
+            self.plans[job.id] = new

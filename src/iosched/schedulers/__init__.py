@@ -1,0 +1,14 @@
+"""The launchable schedulers, one module per family, each a pybatsim
+scheduler (a :class:`~iosched.sched.adapter.PybatsimScheduler` subclass named
+after its file, as pybatsim's launcher expects):
+
+* :mod:`iosched.schedulers.baseline` -- ``Baseline``: FCFS, EASY (FCFS or
+  SJF order), conservative backfilling, filler;
+* :mod:`iosched.schedulers.burstbuffer` -- ``Burstbuffer``: the burst-buffer
+  policies of Kopanski & Rzadca (Euro-Par 2021).
+
+Launch one with ``pybatsim $(python -c 'import iosched.schedulers.baseline as m;
+print(m.__file__)') -o '{"policy": "easy"}'``, with the repository's thin
+``schedulers/baseline.py``, or by name with ``iosched run -s easy``
+(:mod:`iosched.sched.registry`).
+"""
