@@ -9,7 +9,7 @@ from iosched.bb.model import JobRequest, build_run, num_compute_phases
 from iosched.errors import InputError
 from iosched.platforms import cluster_xml
 from iosched.runner import run_simulation
-from iosched.sched.registry import REPO_ROOT
+from iosched.sched.registry import SCHEDULERS_DIR
 
 
 def test_phase_count_artifact_rule():
@@ -80,7 +80,7 @@ def test_phases_run_in_order_on_the_engine(tmp_path):
           "jobs": [{"id": 1, "subtime": 0, "res": 1, "walltime": 10000, "profile": "1",
                     "bb": 2e9, "flops": 7200e9, "com": 0}]}
     (tmp_path / "w.json").write_text(json.dumps(wl))
-    run_simulation(plat, tmp_path / "w.json", REPO_ROOT / "schedulers" / "burstbuffer.py",
+    run_simulation(plat, tmp_path / "w.json", SCHEDULERS_DIR / "burstbuffer.py",
                    tmp_path / "out", options={"policy": "fcfs-bb", "bb_capacity": 10e9},
                    engine_args=["-r", "node_2:storage", "--enable-dynamic-jobs"], timeout=60)
     rows = model.merge_job_rows(tmp_path / "out" / "out_jobs.csv")

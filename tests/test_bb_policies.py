@@ -1,4 +1,4 @@
-"""Burst-buffer policies on the embedded engine (schedulers/burstbuffer.py).
+"""Burst-buffer policies on the embedded engine (iosched/schedulers/burstbuffer.py).
 
 The example reproduces the situation of Kopanski & Rzadca (Euro-Par 2021),
 Section 3.1: 4 compute nodes, 10 TB of burst buffer, 8 jobs, estimates equal
@@ -24,9 +24,9 @@ import pytest
 from iosched.bb import model
 from iosched.platforms import cluster_xml
 from iosched.runner import run_simulation
-from iosched.sched.registry import REPO_ROOT, resolve
+from iosched.sched.registry import REPO_ROOT, SCHEDULERS_DIR, required_engine_args, resolve
 
-SCHED = REPO_ROOT / "schedulers" / "burstbuffer.py"
+SCHED = SCHEDULERS_DIR / "burstbuffer.py"
 MIN = 60.0
 TB = 1e9   # the example's "TB", scaled down so that the I/O takes ~ms (TCP-gamma bound)
 CAP = 10 * TB
@@ -203,9 +203,8 @@ def test_empty_workload_ends_cleanly(tmp_path, policy):
 def test_runner_adds_the_dynamic_jobs_flag(tmp_path):
     # `iosched run -s sjf-bb` needs no --engine-arg: the runner adds the flag
     # the burst-buffer scheduler needs, once
-    from iosched.sched.registry import required_engine_args
-
     assert required_engine_args(SCHED) == ("--enable-dynamic-jobs",)
+    assert required_engine_args(REPO_ROOT / "schedulers" / "burstbuffer.py") == ("--enable-dynamic-jobs",)
     assert required_engine_args(REPO_ROOT / "schedulers" / "baseline.py") == ()
     plat = tmp_path / "p.xml"
     plat.write_text(cluster_xml(5, bw=1e15, bb_bw=1e15, lat="1us", bb_lat="1us",

@@ -10,6 +10,6 @@
   dragonfly, window queries on an :class:`~iosched.sched.profile.AvailabilityProfile`;
 * :mod:`iosched.bb.plan` -- plan-based scheduling with simulated annealing.
 
-The scheduler itself is ``schedulers/burstbuffer.py`` (class ``Burstbuffer``).
+The scheduler itself is :mod:`iosched.schedulers.burstbuffer` (class ``Burstbuffer``).
 See ``docs/burst-buffers.md``.
 """

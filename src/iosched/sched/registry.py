@@ -1,7 +1,7 @@
 """Names of the iosched schedulers and how to launch them.
 
 :data:`SCHEDULERS` maps a scheduler name to its scheduler file in the
-installed package (``iosched/schedulers/<file>``, launchable with ``pybatsim
+installed package (``iosched/schedulers/launchers/<file>``, launchable with ``pybatsim
 <file> -o <options JSON>``) and the pybatsim options that select the
 algorithm. :func:`resolve` turns a name, or the path of any pybatsim
 scheduler file, into an absolute path and options. The files ship inside
@@ -12,14 +12,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import iosched.schedulers
+import iosched.schedulers.launchers
 from iosched.errors import InputError
 
 __all__ = ["SCHEDULERS", "SCHEDULERS_DIR", "REPO_ROOT", "ENGINE_FLAGS", "resolve",
            "required_engine_args"]
 
-#: Folder of the scheduler files in the installed package.
-SCHEDULERS_DIR = Path(iosched.schedulers.__file__).resolve().parent
+#: Folder of the scheduler launcher files in the installed package
+#: (:mod:`iosched.schedulers.launchers`).
+SCHEDULERS_DIR = Path(iosched.schedulers.launchers.__file__).resolve().parent
 
 #: Source-tree root (``src/iosched/sched/registry.py`` -> ``.``), where the
 #: shipped platforms, results and the thin ``schedulers/*.py`` launcher files

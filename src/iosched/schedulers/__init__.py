@@ -7,8 +7,7 @@ after its file, as pybatsim's launcher expects):
 * :mod:`iosched.schedulers.burstbuffer` -- ``Burstbuffer``: the burst-buffer
   policies of Kopanski & Rzadca (Euro-Par 2021).
 
-Launch one with ``pybatsim $(python -c 'import iosched.schedulers.baseline as m;
-print(m.__file__)') -o '{"policy": "easy"}'``, with the repository's thin
-``schedulers/baseline.py``, or by name with ``iosched run -s easy``
-(:mod:`iosched.sched.registry`).
+Launch one by name with ``iosched run -s easy`` (:mod:`iosched.sched.registry`),
+or with pybatsim's launcher on its file in :mod:`iosched.schedulers.launchers`
+(or the source tree's thin ``schedulers/baseline.py``).
 """
