@@ -816,7 +816,7 @@ def versions() -> dict:
     except (OSError, subprocess.SubprocessError):
         out["simgrid"] = "unknown"
     try:
-        from iosched.engine.output import BATSIM_VERSION
+        from iosched.batsim.outputs import BATSIM_VERSION
 
         out["batsim_protocol"] = BATSIM_VERSION
     except ImportError:  # pragma: no cover

@@ -13,11 +13,15 @@ the protocol (or the simulation stalled), 4 the scheduler did not answer.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
 import sys
 
 from iosched import __version__
-from iosched.engine.output import BATSIM_VERSION
+from iosched.batsim.outputs import BATSIM_VERSION
+from iosched.engine.server import EngineConfig, SchedulerTimeout, Simulation, import_simgrid
+from iosched.errors import InputError, ProtocolError
 
 UNSUPPORTED = {
     "-E": "energy", "--energy": "energy",
@@ -82,8 +86,6 @@ def main(argv=None) -> int:
     """Entry point; returns (and exits with) the process exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--simgrid-version" in argv:
-        from iosched.engine.server import import_simgrid
-
         v = import_simgrid().simgrid_version
         print(".".join(map(str, v)) if isinstance(v, (tuple, list)) else v)
         return 0
@@ -124,9 +126,6 @@ def main(argv=None) -> int:
             sys.stderr.write(f"iosched-batsim: {what} file '{path}' cannot be read\n")
             return 1
 
-    from iosched.engine.server import EngineConfig, SchedulerTimeout, Simulation
-    from iosched.errors import InputError, ProtocolError
-
     quiet = args.quiet or args.verbosity == "quiet"
     cfg = EngineConfig(
         platform=args.platform, workloads=args.workload, export_prefix=args.export,
@@ -155,9 +154,6 @@ def main(argv=None) -> int:
         sys.stderr.write("iosched-batsim: interrupted\n")
         return 130
     if args.rusage_file:
-        import json
-        import resource
-
         ru = resource.getrusage(resource.RUSAGE_SELF)
         with open(args.rusage_file, "w") as f:
             json.dump({"max_rss_kb": ru.ru_maxrss, "user_s": ru.ru_utime, "sys_s": ru.ru_stime,

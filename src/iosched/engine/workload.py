@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import jsonschema
 
+from iosched.batsim.jobs import NO_WALLTIME, job_id, local_id, walltime_field_ok
 from iosched.errors import InputError
 
 OUT_OF_SCOPE_TYPES = {
@@ -133,6 +134,21 @@ def _first_error(validator, instance, where: str) -> None:
         loc = "/".join(str(p) for p in err.absolute_path)
         field_ = f"{where}/{loc}" if loc else where
         raise InputError(f"{field_}: {err.message}")
+
+
+def check_job_fields(job: dict, where: str) -> None:
+    """Check a job object against :data:`JOB_SCHEMA` (the fields of a
+    workload's job, and of a REGISTER_JOB's ``job``).
+
+    :raises InputError: the first violation, prefixed by ``where``.
+    """
+    _first_error(_JOB_VALIDATOR, job, where)
+
+
+def job_walltime(value) -> float | None:
+    """A valid ``walltime`` field (:func:`iosched.batsim.jobs.walltime_field_ok`)
+    as the engine keeps it: seconds, or ``None`` for no walltime."""
+    return None if value is None or value == NO_WALLTIME else float(value)
 
 
 def _is_num(x) -> bool:
@@ -319,26 +335,21 @@ def load_workload(path: str, name: str) -> Workload:
         if not isinstance(job, dict):
             raise InputError(f"{where}: a job must be a JSON object")
         if not _fast_job_ok(job):
-            _first_error(_JOB_VALIDATOR, job, where)
-        local = str(job["id"])
-        if "!" in local:
-            local = local.split("!", 1)[1]
+            check_job_fields(job, where)
+        local = local_id(str(job["id"]))
         if local in seen:
             raise InputError(f"{where}: duplicate job id '{local}'")
         seen.add(local)
         if job["profile"] not in profiles:
             raise InputError(f"{where} (id '{local}'): unknown profile '{job['profile']}'")
         wt = job.get("walltime")
-        if wt is not None:
-            if wt == -1:
-                wt = None
-            elif wt <= 0:
-                raise InputError(f"{where} (id '{local}'): walltime must be > 0 or -1, got {wt}")
-        full = f"{name}!{local}"
+        if not walltime_field_ok(wt):
+            raise InputError(f"{where} (id '{local}'): walltime must be > 0 or -1, got {wt}")
+        full = job_id(name, local)
         forwarded = dict(job)
         forwarded["id"] = full
         jobs.append(
             JobSpec(full, name, local, float(job["subtime"]), int(job["res"]),
-                    job["profile"], None if wt is None else float(wt), forwarded)
+                    job["profile"], job_walltime(wt), forwarded)
         )
     return Workload(name, os.path.abspath(path), jobs, profiles, data.get("nb_res"))

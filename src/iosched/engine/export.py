@@ -1,0 +1,220 @@
+"""The engine's output files (Batsim's ``src/export.cpp``):
+``PREFIX_jobs.csv``, ``PREFIX_schedule.csv``, ``PREFIX_machine_states.csv``.
+
+Columns and number formats are Batsim 4.2.1's (:mod:`iosched.batsim.outputs`;
+see ``docs/output-jobs.rst``, ``docs/output-schedule.rst`` and the files in
+``shared/golden``): times in seconds with 6 decimals, one row per job in the
+order in which jobs reached their final state. Rejected jobs get a row with
+``final_state`` REJECTED, ``success`` 0 and empty start/finish fields.
+
+:class:`ExportMixin` is the part of :class:`iosched.engine.server.Simulation`
+that records the rows while the simulation runs (one per job, one per change
+of the machines' states) and writes the files at its end; the ``write_*``
+functions write the files.
+"""
+
+from __future__ import annotations
+
+import os
+
+from iosched.batsim.jobs import (
+    COMPLETED_KILLED,
+    COMPLETED_SUCCESSFULLY,
+    COMPLETED_WALLTIME_REACHED,
+    NO_WALLTIME,
+    REJECTED,
+)
+from iosched.batsim.outputs import (
+    BATSIM_VERSION,
+    JOBS_COLUMNS,
+    JOBS_SUFFIX,
+    MACHINE_STATES_COLUMNS,
+    MACHINE_STATES_SUFFIX,
+    SCHEDULE_COLUMNS,
+    SCHEDULE_SUFFIX,
+    f6,
+)
+
+__all__ = ["ExportMixin", "prepare_prefix", "write_jobs", "write_schedule", "write_machine_states"]
+
+
+def prepare_prefix(prefix: str) -> None:
+    """Create the directory part of an output prefix if it does not exist.
+
+    :raises OSError: the directory cannot be created.
+    """
+    d = os.path.dirname(prefix)
+    if d:
+        os.makedirs(d, exist_ok=True)
+
+
+def write_jobs(prefix: str, rows: list[dict]) -> str:
+    """Write ``PREFIX_jobs.csv``; each row maps :data:`JOBS_COLUMNS` to strings."""
+    path = f"{prefix}{JOBS_SUFFIX}"
+    with open(path, "w", newline="") as f:
+        f.write(",".join(JOBS_COLUMNS) + "\n")
+        cols = JOBS_COLUMNS[:-1]
+        lines = []
+        for r in rows:
+            line = ",".join([r[c] for c in cols])
+            if line.count(",") != len(cols) - 1 or '"' in line or "\n" in line:
+                line = ",".join([_csv_field(r[c]) for c in cols])
+            # metadata is always quoted, as Batsim does
+            md = r["metadata"].replace('"', '""')
+            lines.append(f'{line},"{md}"\n')
+        f.write("".join(lines))
+    return path
+
+
+def _csv_field(v: str) -> str:
+    if any(c in v for c in ',"\n'):
+        return '"' + v.replace('"', '""') + '"'
+    return v
+
+
+def write_schedule(prefix: str, values: dict) -> str:
+    """Write ``PREFIX_schedule.csv`` (one header line, one value line)."""
+    path = f"{prefix}{SCHEDULE_SUFFIX}"
+    with open(path, "w", newline="") as f:
+        f.write(",".join(SCHEDULE_COLUMNS) + "\n")
+        f.write(",".join(str(values[c]) for c in SCHEDULE_COLUMNS) + "\n")
+    return path
+
+
+def write_machine_states(prefix: str, rows: list[tuple]) -> str:
+    """Write ``PREFIX_machine_states.csv``: one row per time the number of
+    machines in a state changed (``time`` in s, then counts)."""
+    path = f"{prefix}{MACHINE_STATES_SUFFIX}"
+    with open(path, "w", newline="") as f:
+        f.write(",".join(MACHINE_STATES_COLUMNS) + "\n")
+        for t, idle, computing in rows:
+            f.write(f"{f6(t)},0,0,0,{idle},{computing},0\n")
+    return path
+
+
+class ExportMixin:
+    """The output rows of a :class:`~iosched.engine.server.Simulation`.
+
+    Owns ``rows`` (one dict per job that reached its final state: the
+    ``_jobs.csv`` fields as strings, plus numbers for ``_schedule.csv`` under
+    keys starting with ``_``) and ``ms_rows`` (``(t, nb_idle,
+    nb_computing)``). Reads ``cfg``, ``nb_res``, ``busy`` (resource id ->
+    job id of the running jobs), ``sched_wall`` and ``wall``.
+    """
+
+    def _init_export(self):
+        self.rows: list[dict] = []
+        self.ms_rows: list[tuple] = []
+
+    def _machine_state(self, t):
+        if not self.cfg.machine_state_tracing:
+            return
+        computing = len(self.busy)
+        row = (t, self.nb_res - computing, computing)
+        if self.ms_rows and self.ms_rows[-1][0] == t:
+            self.ms_rows[-1] = row
+        elif not self.ms_rows or self.ms_rows[-1][1:] != row[1:]:
+            self.ms_rows.append(row)
+
+    def _row(self, j, t=None):
+        wt = j.walltime if j.walltime is not None else NO_WALLTIME
+        ran = j.start is not None and j.finish is not None
+        if ran:
+            ex = j.finish - j.start
+            wait = j.start - j.subtime
+            tat = j.finish - j.subtime
+            stretch = tat / ex if ex > 0 else 0.0
+        self.rows.append({
+            "job_id": j.local_id,
+            "workload_name": j.workload,
+            "profile": j.profile,
+            "submission_time": f6(j.subtime),
+            "requested_number_of_resources": str(j.res),
+            "requested_time": f6(wt),
+            "success": "1" if j.state == COMPLETED_SUCCESSFULLY else "0",
+            "final_state": j.state,
+            "starting_time": f6(j.start) if ran else "",
+            "execution_time": f6(ex) if ran else "",
+            "finish_time": f6(j.finish) if ran else "",
+            "waiting_time": f6(wait) if ran else "",
+            "turnaround_time": f6(tat) if ran else "",
+            "stretch": f6(stretch) if ran else "",
+            "allocated_resources": j.alloc_str if ran else "",
+            "consumed_energy": f6(-1.0),
+            "metadata": j.metadata,
+            "_finish": j.finish if ran else None,
+            "_wait": wait if ran else None,
+            "_tat": tat if ran else None,
+            "_slow": (tat / ex if ex > 0 else None) if ran else None,
+            "_state": j.state,
+            "_t": t if t is not None else j.finish,
+        })
+
+    def _restate_row(self, j, state):
+        """Change the recorded final state of a job that already ended
+        (CHANGE_JOB_STATE)."""
+        for r in self.rows:
+            if r["job_id"] == j.local_id and r["workload_name"] == j.workload:
+                r["final_state"] = state
+                r["success"] = "1" if state == COMPLETED_SUCCESSFULLY else "0"
+
+    def _write_outputs(self):
+        prefix = self.cfg.export_prefix
+        write_jobs(prefix, self.rows)
+        fin = [r for r in self.rows if r["_finish"] is not None]
+        waits = [r["_wait"] for r in fin]
+        tats = [r["_tat"] for r in fin]
+        slows = [r["_slow"] for r in fin if r["_slow"] is not None]
+        n = len(self.rows)
+        succ = sum(1 for r in self.rows if r["_state"] == COMPLETED_SUCCESSFULLY)
+        killed = sum(1 for r in self.rows if r["_state"] in (COMPLETED_WALLTIME_REACHED, COMPLETED_KILLED))
+        rej = sum(1 for r in self.rows if r["_state"] == REJECTED)
+        makespan = max((r["_finish"] for r in fin), default=0.0)
+        t_comp, t_idle = self._state_times(makespan)
+        mean = (lambda xs: sum(xs) / len(xs) if xs else 0.0)
+        write_schedule(prefix, {
+            "batsim_version": BATSIM_VERSION,
+            "consumed_joules": f6(0.0),
+            "makespan": f6(makespan),
+            "max_slowdown": f6(max(slows, default=0.0)),
+            "max_turnaround_time": f6(max(tats, default=0.0)),
+            "max_waiting_time": f6(max(waits, default=0.0)),
+            "mean_slowdown": f6(mean(slows)),
+            "mean_turnaround_time": f6(mean(tats)),
+            "mean_waiting_time": f6(mean(waits)),
+            "nb_computing_machines": self.nb_res,
+            "nb_grouped_switches": 0,
+            "nb_jobs": n,
+            "nb_jobs_finished": n - rej,
+            "nb_jobs_killed": killed,
+            "nb_jobs_rejected": rej,
+            "nb_jobs_success": succ,
+            "nb_machine_switches": 0,
+            "scheduling_time": f6(self.sched_wall),
+            "simulation_time": f6(self.wall),
+            "success_rate": f6(succ / n if n else 0.0),
+            "time_computing": f6(t_comp),
+            "time_idle": f6(t_idle),
+            "time_sleeping": f6(0.0),
+            "time_switching_off": f6(0.0),
+            "time_switching_on": f6(0.0),
+            "time_unavailable": f6(0.0),
+        })
+        if self.cfg.machine_state_tracing:
+            write_machine_states(prefix, self._ms_rows_from_zero())
+
+    def _ms_rows_from_zero(self):
+        """``ms_rows``, starting with every machine idle at t=0 if they do not
+        start at 0."""
+        if self.ms_rows and self.ms_rows[0][0] == 0.0:
+            return self.ms_rows
+        return [(0.0, self.nb_res, 0)] + self.ms_rows
+
+    def _state_times(self, end):
+        rows = self._ms_rows_from_zero()
+        comp = idle = 0.0
+        for (t, i, c), nxt in zip(rows, rows[1:] + [(end, 0, 0)]):
+            dt = max(0.0, min(nxt[0], end) - t)
+            comp += c * dt
+            idle += i * dt
+        return comp, idle

@@ -1,0 +1,64 @@
+"""The engine's state of one job (Batsim's ``src/jobs.hpp``).
+
+A :class:`Job` goes ``None`` (known, not yet submitted) -> :data:`SUBMITTED`
+-> :data:`SCHEDULED` (EXECUTE_JOB received, start pending: the message's
+latency) -> :data:`RUNNING` -> one of :data:`iosched.batsim.jobs.FINAL_STATES`
+(or from SUBMITTED straight to REJECTED or to the state CHANGE_JOB_STATE
+sets). ``token`` counts starts, so that a timer or a completion report of an
+earlier run of the job object is recognised as stale.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SUBMITTED", "SCHEDULED", "RUNNING", "Job", "DynamicSpec"]
+
+SUBMITTED = "SUBMITTED"
+SCHEDULED = "SCHEDULED"  # EXECUTE_JOB received, start pending (latency)
+RUNNING = "RUNNING"
+
+
+class Job:
+    """Engine-side state of one job (static or dynamically registered)."""
+
+    __slots__ = (
+        "id", "workload", "local_id", "subtime", "res", "profile", "walltime", "json",
+        "state", "start", "finish", "alloc", "alloc_str", "metadata", "return_code",
+        "actor", "token", "steps", "step_index", "step_started", "exec", "first_host", "step_min",
+        "static",
+    )
+
+    def __init__(self, spec, static=True):
+        self.id = spec.id
+        self.workload = spec.workload
+        self.local_id = spec.local_id
+        self.subtime = spec.subtime
+        self.res = spec.res
+        self.profile = spec.profile
+        self.walltime = spec.walltime
+        self.json = spec.json
+        self.state = None
+        self.start = None
+        self.finish = None
+        self.alloc = None
+        self.alloc_str = ""
+        self.metadata = ""
+        self.return_code = None
+        self.actor = None
+        self.token = 0
+        self.steps = None
+        self.step_index = 0
+        self.step_started = 0.0
+        self.exec = None
+        self.step_min = None
+        self.first_host = 0
+        self.static = static
+
+
+class DynamicSpec:
+    """Minimal job description for dynamically registered jobs (the fields
+    of :class:`iosched.engine.workload.JobSpec` that :class:`Job` reads)."""
+
+    def __init__(self, full_id, workload, local_id, subtime, res, profile, walltime, js):
+        self.id, self.workload, self.local_id = full_id, workload, local_id
+        self.subtime, self.res, self.profile = subtime, res, profile
+        self.walltime, self.json = walltime, js
