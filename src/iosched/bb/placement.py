@@ -104,8 +104,8 @@ class Topology:
         #: never mutate them.
         self.cache: dict = {}
         self.assign_cache: dict = {}
-        #: burst-buffer node id -> its position in ``bbs``
-        self.bb_position = {s: k for k, s in enumerate(self.bbs)}
+        #: pool names of a plan -> layout of the burst-buffer pools (:func:`_layout`)
+        self.layouts: dict = {}
 
 
 def window(profile: AvailabilityProfile, t: float, duration: float) -> tuple:
@@ -246,13 +246,14 @@ def _choose_mask(topo: Topology, mask: int, n: int) -> list:
     return hit
 
 
-def _scan(topo: Topology, S: int, start_of, mask_of_seg, free_of, tols: list, n: int, bb: float,
-          duration: float, only_at: bool = False) -> tuple:
+def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tols: list, n: int,
+          bb: float, duration: float, only_at: bool = False) -> tuple:
     """The candidate scan of :func:`earliest_placement` and of
     :class:`BurstBufferPlacer` on a profile or a timeline: segment ``k`` of
     ``S`` starts at ``start_of(k)`` (s; the first at the query time), has the
     free nodes ``mask_of_seg(k)`` (int bit mask) and the free bytes
-    ``free_of(k)`` of each burst-buffer node in ``topo.bbs`` order. A segment
+    ``free_of(k)`` of each burst-buffer node in ``bbs`` order (the storage
+    ids of ``topo.bbs`` in the plan's pool order; ``tols`` likewise). A segment
     that alone lacks nodes or burst-buffer slots rules out every window
     covering it.
 
@@ -302,7 +303,7 @@ def _scan(topo: Topology, S: int, start_of, mask_of_seg, free_of, tols: list, n:
                 hit = acache.get(key, False)
                 if hit is False:
                     nodes = _choose_mask(topo, mask, n)
-                    bb_of = assign_bb(topo, nodes, dict(zip(topo.bbs, slots)))
+                    bb_of = assign_bb(topo, nodes, dict(zip(bbs, slots)))
                     hit = None
                     if bb_of is not None:
                         hit = Allocation(nodes, {pool_name(x): b for x, b in bb_held(bb_of, bb).items()},
@@ -323,28 +324,40 @@ def _scan(topo: Topology, S: int, start_of, mask_of_seg, free_of, tols: list, n:
     return INF, None
 
 
+def _layout(topo: Topology, names: tuple) -> tuple:
+    """``(bbs, pidx, whole)`` for a plan whose pools are ``names``: the
+    burst-buffer storage ids in pool order, their pool positions, and whether
+    they are all of the plan's pools in order (then a segment's pool tuple is
+    used as is). Cached on the topology."""
+    hit = topo.layouts.get(names)
+    if hit is None:
+        index = {name: i for i, name in enumerate(names)}
+        ids = sorted(topo.bbs, key=lambda s: index[pool_name(s)])
+        pidx = [index[pool_name(s)] for s in ids]
+        hit = topo.layouts[names] = (ids, pidx, pidx == list(range(len(names))))
+    return hit
+
+
 def _scan_plan(plan, topo: Topology, n: int, bb: float, duration: float, after: float,
                only_at: bool) -> tuple:
     """:func:`_scan` on a profile or a :class:`~iosched.sched.timeline.Timeline`."""
     if isinstance(plan, Timeline):
         st, masks, free = plan.state()
-        pidx = [plan.pool_index[pool_name(s)] for s in topo.bbs]
-        if after > st[0]:
-            k0 = bisect_right(st, after) - 1
-        else:
-            k0 = 0
-        tols = [plan.tols[x] for x in pidx]
-        if pidx == list(range(len(pidx))) and len(pidx) == len(plan.pool_names):
-            free_of = (lambda k: free[k0 + k])
-        else:
-            free_of = (lambda k: [free[k0 + k][x] for x in pidx])
-        return _scan(topo, len(st) - k0, lambda k: after if k == 0 else st[k0 + k],
-                     lambda k: masks[k0 + k], free_of, tols, n, bb, duration, only_at)
-    after = plan.now if after is None else max(after, plan.now)
-    starts, res, _counts, pools, names, tols = plan.raw_view(after)
-    pidx = [names.index(pool_name(s)) for s in topo.bbs]
-    return _scan(topo, len(starts), lambda k: after if k == 0 else starts[k], lambda k: mask_of(res[k]),
-                 lambda k: [pools[k][x] for x in pidx], [tols[x] for x in pidx], n, bb, duration, only_at)
+        names, tols = plan.pool_names, plan.tols
+        k0 = bisect_right(st, after) - 1 if after > st[0] else 0
+        mask_of_seg = (lambda k: masks[k0 + k])
+    else:
+        after = plan.now if after is None else max(after, plan.now)
+        st, res, _counts, free, names, tols = plan.raw_view(after)
+        k0 = 0
+        mask_of_seg = (lambda k: mask_of(res[k]))
+    bbs, pidx, whole = _layout(topo, names)
+    if whole:
+        free_of = (lambda k: free[k0 + k])
+    else:
+        free_of = (lambda k: [free[k0 + k][x] for x in pidx])
+    return _scan(topo, bbs, len(st) - k0, lambda k: after if k == 0 else st[k0 + k], mask_of_seg,
+                 free_of, [tols[x] for x in pidx], n, bb, duration, only_at)
 
 
 def earliest_placement(profile: AvailabilityProfile, topo: Topology, n: int, bb: float,

@@ -53,11 +53,19 @@ class ListPlan:
     """
 
     def __init__(self, profile, placer, now: float, cost: Callable = None):
-        self.tl = Timeline(profile, now)
+        self.profile, self.now = profile, now
+        self._tl = None
         self.placer = placer
         self.cost_of = cost or waiting_cost(1.0)
         self.order, self.out, self.cum = [], [], []
         self.placements = 0
+
+    @property
+    def tl(self) -> Timeline:
+        """The timeline of the profile at ``now`` (made at the first use)."""
+        if self._tl is None:
+            self._tl = Timeline(self.profile, self.now)
+        return self._tl
 
     def _pop_to(self, p: int) -> None:
         tl = self.tl
