@@ -1,4 +1,4 @@
-"""Tests of iosched.affinity: which CPU a simulation's two processes get."""
+"""Tests of iosched.run.affinity: which CPU a simulation's two processes get."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from iosched import affinity
+from iosched.run import affinity
 from iosched.errors import InputError
 
 

@@ -8,7 +8,7 @@ from iosched.bb import model
 from iosched.bb.model import JobRequest, build_run, num_compute_phases
 from iosched.errors import InputError
 from iosched.platforms import cluster_xml
-from iosched.runner import run_simulation
+from iosched.run.simulation import run_simulation
 from iosched.sched.registry import SCHEDULERS_DIR
 
 

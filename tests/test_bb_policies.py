@@ -23,7 +23,7 @@ import pytest
 
 from iosched.bb import model
 from iosched.platforms import cluster_xml
-from iosched.runner import run_simulation
+from iosched.run.simulation import run_simulation
 from iosched.sched.registry import REPO_ROOT, SCHEDULERS_DIR, required_engine_args, resolve
 
 SCHED = SCHEDULERS_DIR / "burstbuffer.py"

@@ -1,4 +1,4 @@
-"""Tests of iosched.campaign: expansion, resumption, failures, interruption, CLI.
+"""Tests of iosched.campaign (schema, generators, inputs, execute, refresh, cli): expansion, resumption, failures, interruption, CLI.
 
 Campaigns here are tiny: synthetic delay workloads of 10 jobs on a 4-node
 cluster_xml, 2 schedulers x 2 workloads x 2 seeds = 8 runs.
@@ -20,17 +20,14 @@ import pytest
 import yaml
 
 from iosched.analysis import campaign_table, write_table
-from iosched.campaign import (
-    load_campaign,
-    prepare_runs,
-    refresh_metrics,
-    run_campaign,
-    run_status,
-    split_parts,
-    synthetic_workload,
-)
+from iosched.campaign.execute import run_campaign
+from iosched.campaign.generators import split_parts, synthetic_workload
+from iosched.campaign.inputs import prepare_runs
+from iosched.campaign.refresh import refresh_metrics
+from iosched.campaign.rundir import run_status
+from iosched.campaign.schema import load_campaign
 from iosched.errors import InputError
-from iosched.runner import load_robin
+from iosched.run.robin import load_robin
 
 REPO = Path(__file__).resolve().parent.parent
 MISBEHAVING = REPO / "tests" / "schedulers" / "misbehaving.py"
@@ -378,8 +375,7 @@ def _snapshot(d: Path) -> dict:
 def test_refresh_metrics_recomputes_without_simulating(tmp_path, monkeypatch):
     import shutil
 
-    import iosched.campaign as campaign_mod
-    import iosched.runner as runner_mod
+    import iosched.campaign.execute as execute_mod
     from iosched.metrics import write_metrics
 
     path = write_campaign(tmp_path, seeds=[1])  # 2 workloads x 2 schedulers = 4 runs
@@ -413,9 +409,9 @@ def test_refresh_metrics_recomputes_without_simulating(tmp_path, monkeypatch):
     def forbidden(*a, **k):
         raise AssertionError("a simulation or a Dask cluster was started")
 
-    monkeypatch.setattr(runner_mod, "run_simulation", forbidden)
-    monkeypatch.setattr(campaign_mod, "execute_run", forbidden)
-    monkeypatch.setattr(campaign_mod, "_start_client", forbidden)
+    monkeypatch.setattr(execute_mod, "run_simulation", forbidden)
+    monkeypatch.setattr(execute_mod, "execute_run", forbidden)
+    monkeypatch.setattr(execute_mod, "_start_client", forbidden)
     res = refresh_metrics(camp, progress=False)
     assert sorted(res.refreshed) == sorted([runs[0]["id"], runs[2]["id"], runs[3]["id"]])
     assert res.changed == [runs[0]["id"]]
@@ -484,7 +480,7 @@ def test_local_cluster_listens_on_loopback_only():
 
     import psutil
 
-    from iosched.campaign import _start_client
+    from iosched.campaign.execute import _start_client
 
     def listening():
         return [c.laddr for c in psutil.Process(os.getpid()).net_connections(kind="inet")

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from iosched.runner import RunError, run_simulation
+from iosched.run.result import RunError
+from iosched.run.simulation import run_simulation
 
 HERE = Path(__file__).resolve().parent
 PLATFORM = """<?xml version='1.0'?>

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from iosched.runner import run_simulation
+from iosched.run.simulation import run_simulation
 
 REPO = Path(__file__).resolve().parent.parent
 

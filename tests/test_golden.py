@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from iosched.runner import run_simulation
+from iosched.run.simulation import run_simulation
 
 ABS_TOL = 0.005
 REL_TOL = 1e-6

@@ -28,7 +28,7 @@ from iosched.metrics import (
     write_metrics,
 )
 from iosched.platforms import cluster_xml
-from iosched.runner import run_simulation
+from iosched.run.simulation import run_simulation
 from iosched.sched.registry import REPO_ROOT
 from test_metrics import job_row, write_jobs
 

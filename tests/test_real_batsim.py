@@ -27,7 +27,7 @@ import pytest
 from protocol_replay import load_exchanges, play_scheduler_side
 from test_golden import CASES, ORDER_DEPENDENT, assert_same_run, pybatsim_scheduler, read_jobs
 
-from iosched.runner import run_simulation
+from iosched.run.simulation import run_simulation
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent

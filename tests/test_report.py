@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from iosched.campaign import load_campaign, run_campaign
+from iosched.campaign.execute import run_campaign
+from iosched.campaign.schema import load_campaign
 from iosched.report import build_report, render_markdown
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""Tests of iosched.runner: supervised scheduler + engine runs, robin files, CLI.
+"""Tests of iosched.run (simulation, robin, supervise, cli): supervised scheduler + engine runs, robin files, CLI.
 
 Every engine here is a fake written to tmp_path (a small zmq REQ client that
 speaks just enough of the Batsim protocol); schedulers are either pybatsim's
@@ -27,15 +27,10 @@ import yaml
 
 import batsim
 from iosched.errors import InputError
-from iosched import affinity, runner
-from iosched.runner import (
-    RunError,
-    free_port,
-    load_robin,
-    run_robin,
-    run_simulation,
-    write_robin,
-)
+from iosched.run import affinity, robin, simulation, supervise
+from iosched.run.result import RunError
+from iosched.run.robin import load_robin, run_robin, write_robin
+from iosched.run.simulation import free_port, run_simulation
 
 FILLER = Path(batsim.__file__).resolve().parent.parent / "schedulers" / "fillerSched.py"
 
@@ -335,7 +330,7 @@ def test_port_taken_between_free_port_and_bind_is_retried(env, tmp_path, monkeyp
         blocker.listen()
         taken = blocker.getsockname()[1]
         ports = iter([taken, free_port()])
-        monkeypatch.setattr(runner, "free_port", lambda: next(ports))
+        monkeypatch.setattr(simulation, "free_port", lambda: next(ports))
         res = _run(env, FILLER, tmp_path / "out")
     assert res.port != taken and res.engine_returncode == 0
 
@@ -376,7 +371,7 @@ def test_scheduler_that_never_binds_is_not_ready(env, tmp_path):
         _run(env, env.sched("neverBindSched"), tmp_path / "out", ready_timeout=1.0)
     assert str(ei.value).startswith("scheduler not ready after 1 s: nothing listens on tcp://")
     assert ei.value.returncodes["engine"] is None
-    assert time.monotonic() - t0 < 1.0 + runner.KILL_GRACE + 3
+    assert time.monotonic() - t0 < 1.0 + supervise.KILL_GRACE + 3
     _assert_all_gone(env, ei.value, expect_min=2)
 
 
@@ -386,7 +381,7 @@ def test_hanging_scheduler_times_out(env, tmp_path):
         _run(env, env.sched("hangSched"), tmp_path / "out", timeout=2)
     elapsed = time.monotonic() - t0
     assert str(ei.value) == "simulation timed out after 2 s"
-    assert 2 <= elapsed < 2 + runner.KILL_GRACE + 3
+    assert 2 <= elapsed < 2 + supervise.KILL_GRACE + 3
     _assert_all_gone(env, ei.value, expect_min=3)
 
 
@@ -396,7 +391,7 @@ def test_hanging_engine_times_out(env, tmp_path):
         _run(env, env.sched("okSched"), tmp_path / "out", timeout=1.5,
              engine_args=["--mode", "hang"])
     assert str(ei.value) == "simulation timed out after 1.5 s"
-    assert time.monotonic() - t0 < 1.5 + runner.KILL_GRACE + 3
+    assert time.monotonic() - t0 < 1.5 + supervise.KILL_GRACE + 3
     _assert_all_gone(env, ei.value, expect_min=2)
 
 
@@ -526,7 +521,7 @@ def test_write_robin_round_trip(tmp_path):
                     "pybatsim fillerSched", tmp_path / "o", simulation_timeout=60,
                     ready_timeout=1.5, success_timeout=3, failure_timeout=0)
     raw = yaml.safe_load(p.read_text())
-    assert list(raw) == list(runner.ROBIN_FIELDS)
+    assert list(raw) == list(robin.ROBIN_FIELDS)
     assert raw["batcmd"] == "batsim -p 'a b.xml' -s tcp://localhost:28001"
     assert raw["output-dir"] == str((tmp_path / "o").resolve())
     assert raw["simulation-timeout"] == 60 and raw["ready-timeout"] == 1.5
@@ -571,7 +566,7 @@ def test_run_robin_scheduler_failure_uses_failure_timeout(env, tmp_path):
     with pytest.raises(RunError) as ei:
         run_robin(path)
     assert str(ei.value) == "schedcmd exited with code 3: sched: no such algorithm"
-    assert time.monotonic() - t0 < 0.3 + runner.KILL_GRACE + 3
+    assert time.monotonic() - t0 < 0.3 + supervise.KILL_GRACE + 3
     _assert_all_gone(env, ei.value, expect_min=2)
 
 
@@ -591,7 +586,7 @@ def test_run_robin_simulation_timeout(env, tmp_path):
     t0 = time.monotonic()
     with pytest.raises(RunError, match=r"^simulation timed out after 1 s$") as ei:
         run_robin(path)
-    assert time.monotonic() - t0 < 1 + runner.KILL_GRACE + 3
+    assert time.monotonic() - t0 < 1 + supervise.KILL_GRACE + 3
     _assert_all_gone(env, ei.value, expect_min=2)
 
 

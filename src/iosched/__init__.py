@@ -9,7 +9,9 @@ Subpackages:
 * :mod:`iosched.platforms` -- SimGrid platform XML generators.
 * :mod:`iosched.sched.profile` -- the availability profile (timeline of
   reservations) shared by all schedulers.
-* :mod:`iosched.runner` -- starts an engine and a scheduler, robin files.
+* :mod:`iosched.run` -- starts an engine and a scheduler, robin files.
+* :mod:`iosched.campaign` -- experiment campaigns on Dask.
+* :mod:`iosched.bench` -- benchmarks (``python -m iosched.bench``).
 * :mod:`iosched.metrics` -- job and run metrics.
 """
 

@@ -19,8 +19,15 @@ from pathlib import Path
 
 import click
 
+from iosched.engine.platform import count_compute_hosts
 from iosched.errors import InputError
+from iosched.metrics import format_table, load_jobs, write_metrics
+from iosched.plots import plot_gantt, plot_utilization
+from iosched.run.result import RunError
+from iosched.run.simulation import run_simulation
 from iosched.sched.registry import REPO_ROOT
+from iosched.workloads.cli import find_default_swf
+from iosched.workloads.convert import dump_workload, swf_to_batsim
 
 
 @click.command(name="demo")
@@ -35,13 +42,6 @@ from iosched.sched.registry import REPO_ROOT
               default=str(REPO_ROOT / "results" / "demo"), show_default=True)
 def demo_command(swf, nb_jobs, scheduler, platform, output):
     """Run the main job and print its metrics."""
-    from iosched.engine.platform import count_compute_hosts
-    from iosched.metrics import format_table, load_jobs, write_metrics
-    from iosched.plots import plot_gantt, plot_utilization
-    from iosched.runner import RunError, run_simulation
-    from iosched.workloads.cli import find_default_swf
-    from iosched.workloads.convert import dump_workload, swf_to_batsim
-
     try:
         if swf is None:
             swf = find_default_swf()

@@ -20,7 +20,7 @@ Options (pybatsim ``-o`` JSON):
 * ``stats`` -- path of a JSON file written at the end of the simulation with
   one record per plan-based scheduling pass (``time``, ``queue`` length,
   ``skipped``, ``evaluations``, ``placements``, wall-clock ``seconds`` of the
-  decision); for benchmarks (:mod:`iosched.bb.bench`), never read back;
+  decision); for benchmarks (:mod:`iosched.bench.bb`), never read back;
 * ``period`` -- if > 0, also ask to be called every ``period`` s while jobs
   wait (the "scheduler every minute" of the paper's example).
 

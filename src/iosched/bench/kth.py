@@ -11,7 +11,7 @@ measurement of the real Batsim 4.2.1 on this machine type (20.0 s, 184 MB;
 26.3 s and 260 MB with ``parallel_homogeneous`` profiles).
 
 The runner puts the engine and the scheduler on one CPU, as every
-``iosched run`` does by default (:mod:`iosched.affinity`: the protocol is a
+``iosched run`` does by default (:mod:`iosched.run.affinity`: the protocol is a
 ping-pong, and on this machine type cross-CPU wake-ups cost more than half
 of the wall time); ``--cpu none`` measures them where the OS places them,
 written to ``kth_full_<profiles>_cpu-none.json``. How the reference was
@@ -21,9 +21,9 @@ not pin.
 Measured: wall time of the whole simulation (s, both processes, from the
 scheduler's start to the end of both), the engine process's peak RSS (MB,
 ``getrusage``), its CPU time, and jobs per second; plus a calibration of the
-machine at that moment (:func:`calibrate`), because the speed of this
-machine type varies over time (the same commit measured 18.8 s and 28.8 s
-an hour apart). Written to
+machine at that moment (:func:`iosched.bench.common.calibrate`), because
+the speed of this machine type varies over time (the same commit measured
+18.8 s and 28.8 s an hour apart). Written to
 ``results/bench/kth_full_<profiles>.json`` (one JSON object: inputs,
 versions, figures) and printed. This is a benchmark, not a test: it asserts
 nothing, and its figures depend on the machine.
@@ -40,99 +40,20 @@ from pathlib import Path
 
 import click
 
+from iosched.bench.common import calibrate, cpu_times, steal_share, write_result
+from iosched.engine.server import import_simgrid
+from iosched.errors import InputError
+from iosched.platforms import cluster_xml
+from iosched.run.result import RunError
+from iosched.run.simulation import run_simulation
 from iosched.sched.registry import REPO_ROOT
+from iosched.workloads.cli import find_default_swf
+from iosched.workloads.convert import dump_workload, swf_to_batsim
 
 REFERENCE = {
     "delay": {"wall_s": 20.0, "max_rss_mb": 184.0},
     "parallel_homogeneous": {"wall_s": 26.3, "max_rss_mb": 260.0},
 }
-
-
-def _zmq_echo(port):  # runs in a child process
-    import zmq
-
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.REP)
-    sock.bind(f"tcp://127.0.0.1:{port}")
-    while True:
-        msg = sock.recv()
-        sock.send(msg)
-        if msg == b"end":
-            break
-    sock.close(0)
-    ctx.term()
-
-
-def calibrate(n: int = 5000) -> dict:
-    """Speed of this machine right now, recorded beside every benchmark so that
-    figures taken at different times can be compared: the mean round trip (us)
-    of a small pyzmq REQ/REP message between two processes on loopback (the
-    transport of every Batsim message), and the time (s) of a pure-Python
-    loop of 10^7 additions."""
-    import multiprocessing
-
-    import zmq
-
-    from iosched.runner import free_port
-
-    port = free_port()
-    proc = multiprocessing.get_context("spawn").Process(target=_zmq_echo, args=(port,), daemon=True)
-    proc.start()
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.REQ)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.RCVTIMEO = 10000
-    sock.connect(f"tcp://127.0.0.1:{port}")
-    payload = b'{"now": 1.0, "events": [{"timestamp": 1.0, "type": "JOB_COMPLETED", "data": {}}]}'
-    sock.send(payload)
-    sock.recv()  # connection set up
-    t0 = time.perf_counter()
-    for _ in range(n):
-        sock.send(payload)
-        sock.recv()
-    rtt = (time.perf_counter() - t0) / n
-    sock.send(b"end")
-    sock.recv()
-    sock.close(0)
-    ctx.term()
-    proc.join(10)
-    t0 = time.perf_counter()
-    acc = 0
-    for i in range(10_000_000):
-        acc += i
-    loop = time.perf_counter() - t0
-    return {"zmq_round_trip_us": round(rtt * 1e6, 1), "python_loop_1e7_s": round(loop, 3)}
-
-
-def cpu_times() -> tuple[float, float] | None:
-    """(steal, total) CPU jiffies of the machine from /proc/stat, or None.
-
-    The share of *steal* time (CPU taken by the hypervisor for other guests)
-    over a benchmark tells whether its figures are comparable: on this
-    machine type it was seen between 0 and 50 %."""
-    try:
-        with open("/proc/stat") as f:
-            fields = f.readline().split()[1:]
-    except OSError:
-        return None
-    vals = [float(x) for x in fields]
-    steal = vals[7] if len(vals) > 7 else 0.0
-    return steal, sum(vals[:8])
-
-
-def steal_share(before, after) -> float | None:
-    """Share (0..1) of CPU time stolen by the hypervisor between two
-    :func:`cpu_times` readings."""
-    if before is None or after is None or after[1] <= before[1]:
-        return None
-    return round((after[0] - before[0]) / (after[1] - before[1]), 3)
-
-
-def write_result(res: dict, path: Path) -> None:
-    """Write a benchmark result as sorted, indented JSON and print it."""
-    path.write_text(json.dumps(res, indent=2, sort_keys=True) + "\n")
-    click.echo(json.dumps(res, indent=2, sort_keys=True))
-    click.echo(f"written to {path}")
 
 
 @click.command(name="bench")
@@ -152,12 +73,6 @@ def write_result(res: dict, path: Path) -> None:
 def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, output):
     """Time the embedded engine with pybatsim's easyBackfill on KTH-SP2."""
     import schedulers  # pybatsim's example schedulers
-
-    from iosched.errors import InputError
-    from iosched.platforms import cluster_xml
-    from iosched.runner import RunError, run_simulation
-    from iosched.workloads.cli import find_default_swf
-    from iosched.workloads.convert import dump_workload, swf_to_batsim
 
     try:
         if swf is None:
@@ -189,8 +104,6 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, output):
             sched_csv = dict(zip(header.split(","), values.split(",")))
     except (InputError, RunError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
-
-    from iosched.engine.server import import_simgrid
 
     sg_version = import_simgrid().simgrid_version
     if isinstance(sg_version, (tuple, list)):

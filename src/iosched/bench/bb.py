@@ -1,4 +1,4 @@
-"""``python -m iosched.bb.bench``: speed of the burst-buffer schedulers.
+"""``python -m iosched.bench.bb``: speed of the burst-buffer schedulers.
 
 Two measurements (a benchmark, not a test: it asserts nothing and its
 figures depend on the machine), written to
@@ -22,8 +22,8 @@ figures depend on the machine), written to
    (target of issue 3: at most 30 min, plan-2 included), with the same
    per-decision table for plan-k, written to ``bb_kth_full_<POLICY>.json``.
 
-A machine calibration (:func:`iosched.bench.calibrate`) is recorded beside
-the figures.
+A machine calibration (:func:`iosched.bench.common.calibrate`) is recorded
+beside the figures.
 """
 
 from __future__ import annotations
@@ -37,7 +37,13 @@ from pathlib import Path
 
 import click
 
+from iosched.bb import workload as W
+from iosched.bench.common import calibrate, write_result
+from iosched.errors import InputError
+from iosched.run.result import RunError
+from iosched.run.simulation import run_simulation
 from iosched.sched.registry import REPO_ROOT
+from iosched.workloads.cli import find_default_swf
 
 BUCKETS = ((1, 5), (6, 10), (11, 20), (21, 50), (51, 100), (101, 200), (201, 10 ** 9))
 
@@ -69,8 +75,6 @@ def decision_table(searches: list) -> list:
 
 
 def _run(platform, workload, policy, out, timeout, stats=None):
-    from iosched.runner import run_simulation
-
     rusage = out / "rusage.json"
     opts = {"policy": policy, "seed": 1}
     if stats is not None:
@@ -101,9 +105,6 @@ def _full_run(platform, swf, policy, out_dir):
     """Whole KTH-SP2 log (28,467 jobs, seed 1) with ``policy``; writes
     ``bb_kth_full_<policy>.json`` (wall time, engine/scheduler split and,
     for plan-k, the per-decision table). Target of issue 3: 30 min."""
-    from iosched.bb import workload as W
-    from iosched.bench import calibrate, write_result
-
     res = {"benchmark": f"bb_kth_full_{policy}", "platform": "dragonfly96",
            "workload": "iosched.bb.workload.generate(KTH-SP2, seed=1), whole log",
            "target_wall_s": 1800.0}
@@ -137,12 +138,6 @@ def _full_run(platform, swf, policy, out_dir):
               show_default=True)
 def bench_command(swf, nb_jobs, plan_jobs, full_policies, skip_1000, output):
     """Time sjf-bb on the first KTH jobs, plan-2's decisions, and whole-log runs."""
-    from iosched.bb import workload as W
-    from iosched.bench import calibrate, write_result
-    from iosched.errors import InputError
-    from iosched.runner import RunError
-    from iosched.workloads.cli import find_default_swf
-
     platform = REPO_ROOT / "platforms" / "dragonfly96.xml"
     res = {"benchmark": f"bb_kth{nb_jobs}_sjf-bb", "platform": "dragonfly96",
            "workload": f"iosched.bb.workload.generate(KTH-SP2, seed=1), first {nb_jobs} jobs",
@@ -180,8 +175,8 @@ def bench_command(swf, nb_jobs, plan_jobs, full_policies, skip_1000, output):
 
 
 def main(argv=None):
-    """Entry point of ``python -m iosched.bb.bench``."""
-    return bench_command.main(args=argv, prog_name="python -m iosched.bb.bench", standalone_mode=True)
+    """Entry point of ``python -m iosched.bench.bb``."""
+    return bench_command.main(args=argv, prog_name="python -m iosched.bench.bb", standalone_mode=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Benchmark: parallel efficiency of a campaign on this machine's cores.
 
-``python -m iosched.campaign_bench [--runs 16] [--jobs 500] [--workers N]``
+``python -m iosched.bench.campaign [--runs 16] [--jobs 500] [--workers N]``
 builds a campaign of *runs* identical short runs (one synthetic workload of
 *jobs* delay jobs on a 16-node cluster, EASY backfilling, the runs differ only
 by their seed label), executes it once with 1 local Dask worker (time T1) and
@@ -8,7 +8,7 @@ once with N workers (time TN, N = number of cores by default), each in a
 fresh temporary folder, and writes ``results/bench/campaign_efficiency.json``
 with T1, TN and the parallel efficiency T1 / (N x TN) (target >= 0.8). Each
 is measured ``--repeat`` times (alternately) and the smallest kept.
-Times are wall-clock seconds of :func:`iosched.campaign.run_campaign`'s
+Times are wall-clock seconds of :func:`iosched.campaign.execute.run_campaign`'s
 execution phase (cluster start included). A benchmark, not a test.
 """
 
@@ -24,7 +24,9 @@ from pathlib import Path
 import click
 import yaml
 
-from iosched.campaign import load_campaign, run_campaign, synthetic_workload, versions
+from iosched.campaign.execute import run_campaign, versions
+from iosched.campaign.generators import synthetic_workload
+from iosched.campaign.schema import load_campaign
 from iosched.workloads.convert import dump_workload
 
 __all__ = ["measure", "main"]
@@ -92,7 +94,7 @@ def main(runs, jobs, workers, repeat, output):
         "mean_run_s_1_worker": one["mean_run_s"], "mean_run_s_n_workers": many["mean_run_s"],
         "efficiency": round(eff, 3), "target": 0.8, "meets_target": eff >= 0.8,
         "note": ("each run keeps one core busy: its scheduler and engine alternate and are "
-                 "pinned to one CPU claimed by the run (iosched.affinity); the campaign's "
+                 "pinned to one CPU claimed by the run (iosched.run.affinity); the campaign's "
                  "own supervision is not pinned and competes with N workers"),
         "machine": {"python": sys.version.split()[0], "system": platform.system(),
                     "machine": platform.machine()},

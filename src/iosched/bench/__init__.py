@@ -1,0 +1,10 @@
+"""Benchmarks (they assert nothing; their figures depend on the machine):
+
+* :mod:`iosched.bench.kth` -- ``python -m iosched.bench`` (``make bench``):
+  the embedded engine on the full KTH-SP2 trace;
+* :mod:`iosched.bench.bb` -- ``python -m iosched.bench.bb``: speed of the
+  burst-buffer schedulers;
+* :mod:`iosched.bench.campaign` -- ``python -m iosched.bench.campaign``:
+  parallel efficiency of a campaign on this machine's cores;
+* :mod:`iosched.bench.common` -- machine calibration and result files.
+"""
