@@ -343,21 +343,29 @@ def _scan_plan(plan, topo: Topology, n: int, bb: float, duration: float, after: 
     """:func:`_scan` on a profile or a :class:`~iosched.sched.timeline.Timeline`."""
     if isinstance(plan, Timeline):
         st, masks, free = plan.state()
-        names, tols = plan.pool_names, plan.tols
+        lay = plan.cache.get(topo)
+        if lay is None:
+            bbs, pidx, whole = _layout(topo, plan.pool_names)
+            lay = plan.cache[topo] = (bbs, pidx, whole, [plan.tols[x] for x in pidx])
+        bbs, pidx, whole, tols = lay
+        if after == st[0] and whole:    # the list-scheduling hot path
+            return _scan(topo, bbs, len(st), st.__getitem__, masks.__getitem__, free.__getitem__,
+                         tols, n, bb, duration, only_at)
         k0 = bisect_right(st, after) - 1 if after > st[0] else 0
         mask_of_seg = (lambda k: masks[k0 + k])
     else:
         after = plan.now if after is None else max(after, plan.now)
-        st, res, _counts, free, names, tols = plan.raw_view(after)
+        st, res, _counts, free, names, ptols = plan.raw_view(after)
         k0 = 0
         mask_of_seg = (lambda k: mask_of(res[k]))
-    bbs, pidx, whole = _layout(topo, names)
+        bbs, pidx, whole = _layout(topo, names)
+        tols = [ptols[x] for x in pidx]
     if whole:
         free_of = (lambda k: free[k0 + k])
     else:
         free_of = (lambda k: [free[k0 + k][x] for x in pidx])
     return _scan(topo, bbs, len(st) - k0, lambda k: after if k == 0 else st[k0 + k], mask_of_seg,
-                 free_of, [tols[x] for x in pidx], n, bb, duration, only_at)
+                 free_of, tols, n, bb, duration, only_at)
 
 
 def earliest_placement(profile: AvailabilityProfile, topo: Topology, n: int, bb: float,

@@ -48,7 +48,7 @@ class Allocation:
     Allocations may be memoised and shared by placers: never mutate one.
     """
 
-    __slots__ = ("_ids", "_resources", "_mask", "pools", "data")
+    __slots__ = ("_ids", "_resources", "_mask", "_held", "pools", "data")
 
     def __init__(self, resources, pools: Optional[Mapping[str, float]] = None, data=None):
         if isinstance(resources, ProcSet):
@@ -56,6 +56,7 @@ class Allocation:
         else:
             self._resources, self._ids = None, list(resources)
         self._mask = None
+        self._held = None
         self.pools = dict(pools or {})
         self.data = data
 
@@ -85,6 +86,15 @@ class Allocation:
                     m |= 1 << c
                 self._mask = m
         return self._mask
+
+    def held(self, names: tuple, index: Mapping[str, int]) -> list:
+        """``[(position in names, amount)]`` of the held pools, for a
+        timeline whose pools are ``names`` (``index``: name -> position);
+        remembered for the last ``names``."""
+        h = self._held
+        if h is None or h[0] is not names:
+            h = self._held = (names, [(index[name], amount) for name, amount in self.pools.items()])
+        return h[1]
 
     def __repr__(self):
         return f"<Allocation {self.resources} pools={self.pools}>"

@@ -92,10 +92,11 @@ class Timeline:
 
     Read-only attributes: ``now`` (s), ``pool_names`` (tuple of str),
     ``pool_index`` (name -> position), ``tols`` (per-pool tolerances of the
-    profile: ``1e-9`` of the pool total, at least ``1e-9``).
+    profile: ``1e-9`` of the pool total, at least ``1e-9``); ``cache`` (a
+    dict where placers keep what they derive once per snapshot).
     """
 
-    __slots__ = ("now", "pool_names", "pool_index", "tols", "_states")
+    __slots__ = ("now", "pool_names", "pool_index", "tols", "cache", "_states")
 
     def __init__(self, profile, now: float):
         starts, res, _counts, pools, names, tols = profile.raw_view(now)
@@ -103,6 +104,7 @@ class Timeline:
         self.pool_names = tuple(names)
         self.pool_index = {n: i for i, n in enumerate(names)}
         self.tols = list(tols)
+        self.cache: dict = {}
         st = list(starts)
         st[0] = self.now
         self._states = [(st, [mask_of(r) for r in res], [tuple(p) for p in pools])]
@@ -145,7 +147,7 @@ class Timeline:
         i = _breakpoint(st, masks, free, t)
         j = len(st) if end == math.inf else _breakpoint(st, masks, free, end)
         keep = ~allocation.mask
-        held = [(self.pool_index[name], amount) for name, amount in allocation.pools.items()]
+        held = allocation.held(self.pool_names, self.pool_index)
         for k in range(i, j):
             masks[k] &= keep
             if held:
