@@ -156,7 +156,7 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, output):
     from iosched.errors import InputError
     from iosched.platforms import cluster_xml
     from iosched.runner import RunError, run_simulation
-    from iosched.workloads.cli import find_default_swf
+    from iosched.workloads.default_swf import find_default_swf
     from iosched.workloads.convert import dump_workload, swf_to_batsim
 
     try:

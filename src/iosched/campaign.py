@@ -593,7 +593,7 @@ def _workload_inputs(campaign: Campaign, entry: dict, platform: dict, seed: int,
                  "identity": {**identity, "sha256": _sha256_file(path)}}]
     # SWF trace
     if entry["swf"] == "default":
-        from iosched.workloads.cli import find_default_swf
+        from iosched.workloads.default_swf import find_default_swf
 
         try:
             swf = find_default_swf()

@@ -39,7 +39,7 @@ def demo_command(swf, nb_jobs, scheduler, platform, output):
     from iosched.metrics import format_table, load_jobs, write_metrics
     from iosched.plots import plot_gantt, plot_utilization
     from iosched.runner import RunError, run_simulation
-    from iosched.workloads.cli import find_default_swf
+    from iosched.workloads.default_swf import find_default_swf
     from iosched.workloads.convert import dump_workload, swf_to_batsim
 
     try:

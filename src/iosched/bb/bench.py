@@ -141,7 +141,7 @@ def bench_command(swf, nb_jobs, plan_jobs, full_policies, skip_1000, output):
     from iosched.bench import calibrate, write_result
     from iosched.errors import InputError
     from iosched.runner import RunError
-    from iosched.workloads.cli import find_default_swf
+    from iosched.workloads.default_swf import find_default_swf
 
     platform = REPO_ROOT / "platforms" / "dragonfly96.xml"
     res = {"benchmark": f"bb_kth{nb_jobs}_sjf-bb", "platform": "dragonfly96",
