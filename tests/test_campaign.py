@@ -19,7 +19,7 @@ import psutil
 import pytest
 import yaml
 
-from iosched.analysis import campaign_table, write_table
+from iosched.analysis.campaign import campaign_table, write_table
 from iosched.campaign import (
     load_campaign,
     prepare_runs,
@@ -380,7 +380,7 @@ def test_refresh_metrics_recomputes_without_simulating(tmp_path, monkeypatch):
 
     import iosched.campaign as campaign_mod
     import iosched.runner as runner_mod
-    from iosched.metrics import write_metrics
+    from iosched.analysis.metrics_file import write_metrics
 
     path = write_campaign(tmp_path, seeds=[1])  # 2 workloads x 2 schedulers = 4 runs
     r = run_cli("campaign", path, "-j", "2", "--no-progress")

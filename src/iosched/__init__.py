@@ -10,7 +10,8 @@ Subpackages:
 * :mod:`iosched.availability` -- the availability profile (timeline of
   reservations) shared by all schedulers.
 * :mod:`iosched.runner` -- starts an engine and a scheduler, robin files.
-* :mod:`iosched.metrics` -- job and run metrics.
+* :mod:`iosched.analysis` -- job and run metrics, campaign tables, figures,
+  reports.
 """
 
 __version__ = "0.1.0"

@@ -853,7 +853,7 @@ def run_metrics(run_dir, nb_res: int, tau: float) -> dict:
     :returns: the metrics dict (JSON-ready).
     :raises InputError: missing or unreadable outputs (the message names the file).
     """
-    from iosched.metrics import dir_metrics
+    from iosched.analysis.metrics_file import dir_metrics
 
     return dir_metrics(run_dir, OUT_PREFIX, nb_resources=nb_res, tau=tau)
 
@@ -865,7 +865,7 @@ def _save_run_metrics(run_dir: Path, metrics: dict) -> bool:
     """
     target = Path(run_dir) / METRICS
     try:
-        from iosched.metrics import metrics_json
+        from iosched.analysis.metrics_file import metrics_json
 
         return _write_if_changed(target, metrics_json(metrics))
     except OSError as e:
@@ -1287,7 +1287,7 @@ def refresh_metrics(campaign: Campaign, progress: bool = False, echo=None) -> Re
 
 def _write_campaign_table(camp: Campaign) -> None:
     """OUTPUT/runs.parquet and OUTPUT/runs.csv; exits 2 with one line on error."""
-    from iosched.analysis import campaign_table, write_table
+    from iosched.analysis.campaign import campaign_table, write_table
 
     try:
         write_table(campaign_table(camp.output), camp.output)

@@ -1185,7 +1185,8 @@ def _print_metrics(result: RunResult, no_metrics: bool) -> None:
         raise RunError(f"the engine wrote no {result.export_prefix.name}_jobs.csv in "
                        f"{result.export_prefix.parent}")
     try:
-        from iosched.metrics import format_table, write_metrics
+        from iosched.analysis.format import format_table
+        from iosched.analysis.metrics_file import write_metrics
     except ImportError as e:
         click.echo(f"iosched run: metrics skipped (iosched.metrics unavailable: "
                    f"{_one_line(e)})", err=True)
