@@ -1,4 +1,5 @@
-"""Tests of iosched.analysis: ratios, the tidy table, figures (no simulation here:
+"""Tests of iosched.analysis.campaign and the campaign figures of
+iosched.analysis.plots: ratios, the tidy table, figures (no simulation here:
 campaign folders are written by hand)."""
 
 from __future__ import annotations
@@ -11,17 +12,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iosched.analysis import (
+from iosched.analysis.campaign import (
     METRIC_COLUMNS,
     PARAM_COLUMNS,
     add_ratios,
     campaign_table,
     job_table,
-    plot_ecdf,
-    plot_ratio_boxes,
-    plot_tail,
     write_table,
 )
+from iosched.analysis.plots import plot_ecdf, plot_ratio_boxes, plot_tail
 from iosched.errors import InputError
 
 HEADER = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,"

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from iosched.bb import model
+from iosched.analysis.jobs import merge_job_rows
 from iosched.bb.model import JobRequest, build_run, num_compute_phases
 from iosched.errors import InputError
 from iosched.platforms import cluster_xml
@@ -83,6 +84,6 @@ def test_phases_run_in_order_on_the_engine(tmp_path):
     run_simulation(plat, tmp_path / "w.json", SCHEDULERS_DIR / "burstbuffer.py",
                    tmp_path / "out", options={"policy": "fcfs-bb", "bb_capacity": 10e9},
                    engine_args=["-r", "node_2:storage", "--enable-dynamic-jobs"], timeout=60)
-    rows = model.merge_job_rows(tmp_path / "out" / "out_jobs.csv")
+    rows = merge_job_rows(tmp_path / "out" / "out_jobs.csv")
     assert len(rows) == 1 and rows[0]["final_state"] == "COMPLETED_SUCCESSFULLY"
     assert abs(rows[0]["finish_time"] - rows[0]["starting_time"] - 7205) < 0.1

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from iosched.analysis.jobs import merge_job_rows
 from iosched.bb import model
 from iosched.platforms import cluster_xml
 from iosched.run.simulation import run_simulation
@@ -147,7 +148,7 @@ def test_every_job_runs_and_bb_never_overcommitted(example_runs):
         assert all(r["final_state"] == "COMPLETED_SUCCESSFULLY" for r in runs), policy
         peak = max_bb_usage(rows, msgs)
         assert peak and max(peak.values()) <= CAP * (1 + 1e-9), (policy, peak)
-        merged = model.merge_job_rows(rows)
+        merged = merge_job_rows(rows)
         assert [m["job_id"] for m in merged] == [str(j[0]) for j in JOBS]
         assert all(m["waiting_time"] is not None and m["waiting_time"] >= 0 for m in merged)
 

@@ -1,4 +1,4 @@
-"""Tests of iosched.bb.reproduction (the Kopanski & Rzadca table, figures and
+"""Tests of iosched.analysis.bb_reproduction (the Kopanski & Rzadca table, figures and
 claims) on a campaign folder written by hand in the layout of
 iosched.campaign (campaign.json, runs/<id>/ with run.json, out_jobs.csv in the
 burst-buffer form -- w0!J REJECTED, bb!J the run --, metrics.json, done.json or
@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from iosched.analysis import campaign_table, job_table
-from iosched.bb import reproduction as R
+from iosched.analysis import bb_reproduction as R
+from iosched.analysis.campaign import campaign_table, job_table
 
 HEADER = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,"
           "requested_time,success,final_state,starting_time,execution_time,finish_time,"
@@ -356,17 +356,18 @@ def test_cli_errors_are_one_line(tmp_path):
 
 
 def test_python_m_entry_point(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "iosched.bb.reproduction", str(tmp_path / "nope")],
+    r = subprocess.run([sys.executable, "-m", "iosched.analysis.bb_reproduction", str(tmp_path / "nope")],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2
     assert r.stderr.strip().startswith("Error:") and len(r.stderr.strip().splitlines()) == 1
 
 
 def test_fixture_metrics_are_those_of_iosched_metrics(campaign):
-    """The hand-written done.json metrics are what iosched.metrics computes from
+    """The hand-written done.json metrics are what iosched.analysis computes from
     the run's out_jobs.csv (w0!J REJECTED rows merged with their bb!J runs), so
     the fixture has the layout and values of a real campaign."""
-    from iosched.metrics import compute_metrics, load_jobs
+    from iosched.analysis.jobs import load_jobs
+    from iosched.analysis.metrics import compute_metrics
 
     for run in json.loads((campaign / "campaign.json").read_text())["runs"]:
         d = campaign / run["dir"]

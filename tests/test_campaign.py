@@ -19,7 +19,7 @@ import psutil
 import pytest
 import yaml
 
-from iosched.analysis import campaign_table, write_table
+from iosched.analysis.campaign import campaign_table, write_table
 from iosched.campaign.execute import run_campaign
 from iosched.campaign.generators import split_parts, synthetic_workload
 from iosched.campaign.inputs import prepare_runs
@@ -376,7 +376,7 @@ def test_refresh_metrics_recomputes_without_simulating(tmp_path, monkeypatch):
     import shutil
 
     import iosched.campaign.execute as execute_mod
-    from iosched.metrics import write_metrics
+    from iosched.analysis.metrics_file import write_metrics
 
     path = write_campaign(tmp_path, seeds=[1])  # 2 workloads x 2 schedulers = 4 runs
     r = run_cli("campaign", path, "-j", "2", "--no-progress")
@@ -387,7 +387,7 @@ def test_refresh_metrics_recomputes_without_simulating(tmp_path, monkeypatch):
     orig_done = [json.loads((d / "done.json").read_text()) for d in dirs]
     orig_metrics_json = [(d / "metrics.json").read_bytes() for d in dirs]
     snaps = [_snapshot(d) for d in dirs]
-    # the run path computes exactly what iosched.metrics.write_metrics writes
+    # the run path computes exactly what iosched.analysis.metrics_file.write_metrics writes
     copy = tmp_path / "copy"
     copy.mkdir()
     for name in ("out_jobs.csv", "out_machine_states.csv", "command.json"):

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from iosched.errors import InputError
 from iosched.workloads import cli as wcli
+from iosched.workloads import default_swf
 from iosched.workloads.convert import (
     DROP_REASONS,
     ConversionReport,
@@ -425,7 +426,7 @@ def test_cli_missing_swf_and_unwritable_output(tmp_path):
 
 @needs_kth
 def test_cli_default_swf_is_the_shared_kth_trace(tmp_path):
-    assert wcli.default_swf_candidates()[0] == KTH.resolve()
+    assert default_swf.default_swf_candidates()[0] == KTH.resolve()
     out = tmp_path / "kth.json"
     proc = run_cli(out, "--first", "50", cwd=tmp_path)  # cwd elsewhere: found from the package
     assert proc.returncode == 0, proc.stderr
@@ -434,7 +435,7 @@ def test_cli_default_swf_is_the_shared_kth_trace(tmp_path):
 
 
 def test_cli_missing_default_swf_is_a_clear_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(wcli, "default_swf_candidates", lambda: [tmp_path / "absent.swf"])
+    monkeypatch.setattr(default_swf, "default_swf_candidates", lambda: [tmp_path / "absent.swf"])
     result = CliRunner().invoke(wcli.workload_command, ["swf2json", str(tmp_path / "o.json")])
     assert result.exit_code != 0
     assert result.exception is None or isinstance(result.exception, SystemExit)

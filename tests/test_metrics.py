@@ -1,4 +1,5 @@
-"""Tests of iosched.metrics: hand-made jobs.csv with hand-computed values,
+"""Tests of iosched.analysis (jobs, metrics, resources, format, the
+``iosched metrics`` command): hand-made jobs.csv with hand-computed values,
 Batsim's golden outputs, and the ``iosched metrics`` command."""
 
 from __future__ import annotations
@@ -14,16 +15,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from iosched.analysis.format import format_table
+from iosched.analysis.jobs import allocation_size, load_jobs
+from iosched.analysis.metrics import compute_metrics
+from iosched.analysis.metrics_file import write_metrics
+from iosched.analysis.resources import nb_resources_from_machine_states
+from iosched.batsim.outputs import JOBS_COLUMNS
 from iosched.errors import InputError
-from iosched.metrics import (
-    JOBS_COLUMNS,
-    allocation_size,
-    compute_metrics,
-    format_table,
-    load_jobs,
-    nb_resources_from_machine_states,
-    write_metrics,
-)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -493,25 +491,3 @@ def test_cli_errors_are_one_line_without_traceback(tmp_path, case):
                 "bad_nb_resources": "nb_resources"}[case]
     assert expected in lines[0]
     assert not (tmp_path / "metrics.json").exists()
-
-
-def test_compute_hosts_of_argv_skips_the_engine_command(tmp_path):
-    """The host named master_host is Batsim's default master even without a
-    role property; the `-m` of `python -m iosched.engine.cli` is not
-    --master-host."""
-    from iosched.metrics import compute_hosts_of_argv
-
-    plat = tmp_path / "p.xml"
-    plat.write_text(
-        "<?xml version='1.0'?>\n"
-        "<!DOCTYPE platform SYSTEM 'https://simgrid.org/simgrid.dtd'>\n"
-        "<platform version='4.1'><zone id='z' routing='Full'>\n"
-        "<host id='node_0' speed='1Gf'/><host id='node_1' speed='1Gf'/>"
-        "<host id='node_2' speed='1Gf'/><host id='master_host' speed='1Gf'/>\n"
-        "</zone></platform>\n")
-    embedded = [sys.executable, "-m", "iosched.engine.cli", "-p", str(plat)]
-    assert compute_hosts_of_argv(embedded) == 3
-    assert compute_hosts_of_argv(["batsim", "-p", str(plat), "-r", "node_2:storage"]) == 2
-    assert compute_hosts_of_argv([*embedded, "-m", "node_0"]) == 3  # master_host computes then
-    assert compute_hosts_of_argv([*embedded, "--mmax", "2"]) == 2
-    assert compute_hosts_of_argv(["batsim", "-w", "w.json"]) is None  # no platform

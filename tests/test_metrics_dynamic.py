@@ -1,6 +1,6 @@
 """Metrics of burst-buffer runs: each workload job ``w0!J`` is REJECTED when
-its dynamic run ``bb!J`` starts, and iosched.metrics merges the two rows
-(iosched.metrics.merge_runs).  Hand-made jobs.csv with hand-computed values,
+its dynamic run ``bb!J`` starts, and iosched.analysis merges the two rows
+(iosched.analysis.jobs.merge_runs).  Hand-made jobs.csv with hand-computed values,
 then one end-to-end run of the burst-buffer scheduler."""
 
 from __future__ import annotations
@@ -15,18 +15,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from iosched.analysis import job_table
-from iosched.bb import model
+from iosched.analysis.campaign import job_table
+from iosched.analysis.jobs import jobs_from_rows, load_jobs, merge_job_rows, merge_runs
+from iosched.analysis.metrics import compute_metrics, job_metrics
+from iosched.analysis.metrics_file import write_metrics
+from iosched.batsim.outputs import JOBS_COLUMNS
 from iosched.errors import InputError
-from iosched.metrics import (
-    JOBS_COLUMNS,
-    compute_metrics,
-    job_metrics,
-    jobs_from_rows,
-    load_jobs,
-    merge_runs,
-    write_metrics,
-)
 from iosched.platforms import cluster_xml
 from iosched.run.simulation import run_simulation
 from iosched.sched.registry import REPO_ROOT
@@ -138,21 +132,23 @@ def test_nb_resources_of_a_bb_run(bb_dir, tmp_path):
     m = compute_metrics(load_jobs(bb_dir), platform=plat)
     assert (m["nb_resources"], m["nb_resources_source"]) == (4, "platform_compute_hosts")
     assert m["utilization"] == approx(BUSY / (4 * MAKESPAN))
-    # the run's command.json (iosched run): its platform and -r roles
+    # the run's command.json (iosched run): the compute hosts it records (its
+    # platform and -r roles)
     plat5 = tmp_path / "p5.xml"
     plat5.write_text(cluster_xml(5, pfs={"bw": "1GBps", "lat": "1us"}))
-    (bb_dir / "command.json").write_text(json.dumps({"cwd": str(tmp_path), "engine": {"argv": [
+    record = {"cwd": str(tmp_path), "engine": {"argv": [
         "iosched-batsim", "-p", "p5.xml", "-w", "w.json", "-e", str(bb_dir / "out"),
-        "-r", "node_4:storage", "--enable-dynamic-jobs"]}}))
+        "-r", "node_4:storage", "--enable-dynamic-jobs"]}}
+    (bb_dir / "command.json").write_text(json.dumps({**record, "compute_hosts": 4}))
     m = compute_metrics(load_jobs(bb_dir))
     assert (m["nb_resources"], m["nb_resources_source"]) == (4, "command_json_compute_hosts")
     written = write_metrics(bb_dir)
     assert written["nb_resources_source"] == "command_json_compute_hosts"
     assert written["nb_runs_merged"] == 3
     assert written["utilization"] == round(BUSY / (4 * MAKESPAN), 6)
-    # another export prefix: that command.json is not this jobs file's
+    # a record without the count: nothing is re-derived from the engine command
     write_jobs(tmp_path / "other" / "exp_jobs.csv", BB_ROWS)
-    (tmp_path / "other" / "command.json").write_text((bb_dir / "command.json").read_text())
+    (tmp_path / "other" / "command.json").write_text(json.dumps(record))
     assert compute_metrics(load_jobs(tmp_path / "other"))["nb_resources_source"] \
         == "max_allocated_id_plus_1"
     # an explicit number still wins
@@ -180,13 +176,13 @@ def test_ambiguous_or_short_runs_are_input_errors(tmp_path):
 
 
 def test_model_merge_job_rows_is_the_same_merge(bb_dir):
-    recs = model.merge_job_rows(bb_dir / "out_jobs.csv")
+    recs = merge_job_rows(bb_dir / "out_jobs.csv")
     assert [r["job_id"] for r in recs] == ["1", "2", "3", "4"]
     assert [r["waiting_time"] for r in recs] == [10, 105, None, 100]
     assert [r["final_state"] for r in recs][2] == "REJECTED"
     assert [r["nodes"] for r in recs] == [2, 1, 3, 1]
     with open(bb_dir / "out_jobs.csv", newline="") as fh:
-        assert model.merge_job_rows(list(csv.DictReader(fh))) == recs
+        assert merge_job_rows(list(csv.DictReader(fh))) == recs
 
 
 def test_job_table_merges_runs(bb_dir, tmp_path):

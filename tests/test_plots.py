@@ -1,4 +1,4 @@
-"""Tests of iosched.plots: the step series behind the figures, PNG output,
+"""Tests of iosched.analysis.plots (run figures): the step series behind the figures, PNG output,
 determinism, and bad input."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from iosched.errors import InputError
-from iosched.metrics import JOBS_COLUMNS, load_jobs
-from iosched.plots import plot_gantt, plot_utilization, queue_steps, usage_steps
+from iosched.analysis.jobs import load_jobs
+from iosched.analysis.plots import plot_gantt, plot_utilization, queue_steps, usage_steps
+from iosched.batsim.outputs import JOBS_COLUMNS
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 REPO = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""Tests of iosched.report on a real tiny campaign (2 schedulers x 2 workloads x 1 seed,
+"""Tests of iosched.analysis.report on a real tiny campaign (2 schedulers x 2 workloads x 1 seed,
 plus a crashing scheduler)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import yaml
 
 from iosched.campaign.execute import run_campaign
 from iosched.campaign.schema import load_campaign
-from iosched.report import build_report, render_markdown
+from iosched.analysis.report import build_report, render_markdown
 
 REPO = Path(__file__).resolve().parent.parent
 MISBEHAVING = REPO / "tests" / "schedulers" / "misbehaving.py"

@@ -692,7 +692,7 @@ def test_cli_run_prints_metrics_when_available(env, tmp_path):
     proc = _cli("-p", env.platform, "-w", env.workload, "-s", FILLER, "-o", out,
                 "--engine", shlex.join(env.engine), "--timeout", "20")
     try:
-        import iosched.metrics  # noqa: F401
+        import iosched.analysis.metrics  # noqa: F401
     except ImportError:
         assert proc.returncode == 0, proc.stderr
         assert "metrics skipped" in proc.stderr

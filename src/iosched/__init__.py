@@ -12,7 +12,8 @@ Subpackages:
 * :mod:`iosched.run` -- starts an engine and a scheduler, robin files.
 * :mod:`iosched.campaign` -- experiment campaigns on Dask.
 * :mod:`iosched.bench` -- benchmarks (``python -m iosched.bench``).
-* :mod:`iosched.metrics` -- job and run metrics.
+* :mod:`iosched.analysis` -- job and run metrics, campaign tables, figures,
+  reports.
 """
 
 __version__ = "0.1.0"

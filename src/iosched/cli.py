@@ -7,12 +7,12 @@ piece does not break the others.
 Subcommands:
 
 * ``iosched run``       -- :mod:`iosched.run.cli` (one simulation, or a robin file)
-* ``iosched metrics``   -- :mod:`iosched.metrics`
+* ``iosched metrics``   -- :mod:`iosched.analysis.cli`
 * ``iosched workload``  -- :mod:`iosched.workloads.cli` (SWF -> Batsim JSON)
 * ``iosched platform``  -- :mod:`iosched.platforms` (SimGrid platform XMLs)
 * ``iosched demo``      -- :mod:`iosched.demo` (the main job)
 * ``iosched campaign``  -- :mod:`iosched.campaign.cli` (experiment campaigns on Dask)
-* ``iosched report``    -- :mod:`iosched.report` (Markdown/HTML campaign reports)
+* ``iosched report``    -- :mod:`iosched.analysis.cli` (Markdown/HTML campaign reports)
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ import click
 # name -> (module, attribute holding the click command)
 _SUBCOMMANDS = {
     "run": ("iosched.run.cli", "run_command"),
-    "metrics": ("iosched.metrics", "metrics_command"),
+    "metrics": ("iosched.analysis.cli", "metrics_command"),
     "workload": ("iosched.workloads.cli", "workload_command"),
     "platform": ("iosched.platforms", "platform_command"),
     "demo": ("iosched.demo", "demo_command"),
     "campaign": ("iosched.campaign.cli", "campaign_command"),
-    "report": ("iosched.report", "report_command"),
+    "report": ("iosched.analysis.cli", "report_command"),
 }
 
 

@@ -21,12 +21,14 @@ import click
 
 from iosched.engine.platform import count_compute_hosts
 from iosched.errors import InputError
-from iosched.metrics import format_table, load_jobs, write_metrics
-from iosched.plots import plot_gantt, plot_utilization
+from iosched.analysis.format import format_table
+from iosched.analysis.jobs import load_jobs
+from iosched.analysis.metrics_file import write_metrics
+from iosched.analysis.plots import plot_gantt, plot_utilization
 from iosched.run.result import RunError
 from iosched.run.simulation import run_simulation
 from iosched.sched.registry import REPO_ROOT
-from iosched.workloads.cli import find_default_swf
+from iosched.workloads.default_swf import find_default_swf
 from iosched.workloads.convert import dump_workload, swf_to_batsim
 
 

@@ -56,12 +56,13 @@ from typing import Mapping, Sequence
 
 from procset import ProcSet
 
+from iosched.batsim.dynamic import RUN_WORKLOAD
 from iosched.errors import InputError
 
 __all__ = [
     "MB", "GB", "KIB", "CPU_SPEED", "TARGET_PHASE_FLOPS", "MAX_COMPUTE_PHASES",
     "CHECKPOINT_FACTOR", "DYN_WORKLOAD", "JobRequest", "RunSpec", "num_compute_phases",
-    "job_request", "build_run", "bb_held", "run_job_id", "static_id_of", "merge_job_rows",
+    "job_request", "build_run", "bb_held", "run_job_id", "static_id_of",
 ]
 
 MB = 10 ** 6
@@ -76,8 +77,9 @@ TARGET_PHASE_FLOPS = 3600e9
 MAX_COMPUTE_PHASES = 10
 #: Checkpoint size / burst-buffer request (artifact ``_checkpoint_phase_factor``).
 CHECKPOINT_FACTOR = 0.5
-#: Name of the dynamic workload that holds the registered jobs and profiles.
-DYN_WORKLOAD = "bb"
+#: Name of the dynamic workload that holds the registered jobs and profiles
+#: (the project's convention for the jobs that run workload jobs).
+DYN_WORKLOAD = RUN_WORKLOAD
 
 
 @dataclass(frozen=True)
@@ -253,52 +255,3 @@ def build_run(static_id: str, req: JobRequest, compute: Sequence[int], bb_of: Ma
     wt = req.walltime if math.isfinite(req.walltime) else -1
     return RunSpec(run_job_id(static_id), local, profiles, ProcSet(*hosts), m, wt, seq, phases, held)
 
-
-def merge_job_rows(rows, workload: str = "w0") -> list:
-    """Per-workload-job records from a Batsim ``_jobs.csv`` (a thin view of
-    :func:`iosched.metrics.merge_runs`, which the metrics use).
-
-    The workload job ``w0!J`` is REJECTED when its run ``bb!J`` starts; the
-    merged job has the submission time of the first and the start, finish
-    and final state of the second. Jobs rejected as impossible have no run
-    and stay REJECTED.
-
-    :param rows: an iterable of dicts (``csv.DictReader`` rows) or the path
-        of a ``_jobs.csv`` file.
-    :param workload: the static workload whose jobs are listed.
-    :returns: list of dicts ``job_id`` (str, local id), ``submission_time``,
-        ``starting_time``, ``finish_time``, ``waiting_time``,
-        ``turnaround_time`` (s, float or None when the job did not start),
-        ``final_state`` (str), ``requested_time`` (s), ``nodes`` (int,
-        requested compute nodes), sorted by local id (numeric when
-        possible).
-    :raises InputError: as :func:`iosched.metrics.load_jobs` and
-        :func:`iosched.metrics.merge_runs` do.
-    """
-    from iosched import metrics
-
-    if isinstance(rows, (str, bytes)) or hasattr(rows, "__fspath__"):
-        jobs = metrics.load_jobs(rows)
-    else:
-        jobs = metrics.jobs_from_rows(rows)
-
-    def num(x):
-        return None if x is None or not math.isfinite(x) else float(x)
-
-    out = []
-    for r in jobs[jobs["workload_name"] == workload].itertuples(index=False):
-        started = r.final_state != metrics.REJECTED
-        out.append({"job_id": r.job_id, "submission_time": float(r.submission_time),
-                    "requested_time": num(r.requested_time),
-                    "nodes": int(r.requested_number_of_resources),
-                    "starting_time": num(r.starting_time) if started else None,
-                    "finish_time": num(r.finish_time) if started else None,
-                    "waiting_time": num(r.starting_time - r.submission_time) if started else None,
-                    "turnaround_time": num(r.finish_time - r.submission_time) if started else None,
-                    "final_state": r.final_state})
-
-    def key(rec):
-        j = rec["job_id"]
-        return (0, int(j), "") if j.isdigit() else (1, 0, j)
-
-    return sorted(out, key=key)

@@ -58,6 +58,7 @@ import numpy as np
 
 from iosched.bb.model import CPU_SPEED, GB, KIB, MB
 from iosched.errors import InputError
+from iosched.workloads.default_swf import find_default_swf
 from iosched.workloads.swf import read_swf
 
 __all__ = ["LOGNORM_S", "LOGNORM_LOC", "LOGNORM_SCALE", "BB_MIN", "SHORT_JOB", "SHORT_BB",
@@ -238,7 +239,7 @@ def campaign_workload(seed: int = 0, swf: str = "default", first: Optional[int] 
 
     :param seed: random seed (the campaign's seed).
     :param swf: SWF path, or ``"default"`` (the KTH-SP2 log found by
-        :func:`iosched.workloads.cli.find_default_swf`).
+        :func:`iosched.workloads.default_swf.find_default_swf`).
     :param first: keep the first ``first`` jobs (None: the whole log).
     :param parts: if given, return :func:`three_week_parts` with that many
         parts of ``part_days`` days (the paper: 16 parts of 21 days).
@@ -246,7 +247,6 @@ def campaign_workload(seed: int = 0, swf: str = "default", first: Optional[int] 
     :raises InputError: unreadable SWF or bad arguments.
     """
     if swf == "default":
-        from iosched.workloads.cli import find_default_swf
         swf = find_default_swf()
     w = generate(swf, seed=int(seed), first=first)
     if parts is None:

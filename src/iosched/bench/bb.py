@@ -43,7 +43,7 @@ from iosched.errors import InputError
 from iosched.run.result import RunError
 from iosched.run.simulation import run_simulation
 from iosched.sched.registry import REPO_ROOT
-from iosched.workloads.cli import find_default_swf
+from iosched.workloads.default_swf import find_default_swf
 
 BUCKETS = ((1, 5), (6, 10), (11, 20), (21, 50), (51, 100), (101, 200), (201, 10 ** 9))
 

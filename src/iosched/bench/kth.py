@@ -47,7 +47,7 @@ from iosched.platforms import cluster_xml
 from iosched.run.result import RunError
 from iosched.run.simulation import run_simulation
 from iosched.sched.registry import REPO_ROOT
-from iosched.workloads.cli import find_default_swf
+from iosched.workloads.default_swf import find_default_swf
 from iosched.workloads.convert import dump_workload, swf_to_batsim
 
 REFERENCE = {

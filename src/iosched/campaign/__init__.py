@@ -51,7 +51,7 @@ closes the Dask cluster and exits with 128 + signal number.
 
 Refreshing the metrics (:mod:`iosched.campaign.refresh`, ``iosched campaign FILE
 --refresh-metrics``): the metrics of every finished run are recomputed from
-the run's own ``out_*.csv`` with the current :mod:`iosched.metrics` code,
+the run's own ``out_*.csv`` with the current :mod:`iosched.analysis` code,
 through the same function as a fresh run (:func:`~iosched.campaign.rundir.run_metrics`, same
 nb_resources and tau), and ``metrics.json`` and ``done.json`` are rewritten
 atomically; nothing is simulated, no Dask cluster is started.

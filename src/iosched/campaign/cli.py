@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from iosched.analysis import campaign_table, write_table
+from iosched.analysis.campaign import campaign_table, write_table
 from iosched.campaign.execute import run_campaign
 from iosched.campaign.refresh import refresh_metrics
 from iosched.campaign.rundir import DONE

@@ -86,7 +86,7 @@ def execute_run(spec: dict) -> dict:
 
     Removes and recreates the run folder, writes ``run.json``, runs
     :func:`iosched.run.simulation.run_simulation`, writes ``metrics.json``
-    (:func:`iosched.campaign.rundir.run_metrics`: :mod:`iosched.metrics` with the platform's
+    (:func:`iosched.campaign.rundir.run_metrics`: :mod:`iosched.analysis` with the platform's
     compute-host count) and ``robin-batsim.yaml``, then ``done.json`` (atomically: the run
     is finished only once it exists). On a failure writes ``failed.json`` with
     the one-line reason, unless the campaign is being interrupted (then the

@@ -23,7 +23,7 @@ from iosched.engine.platform import count_compute_hosts
 from iosched.errors import InputError, one_line
 from iosched.platforms import cluster_xml, dragonfly96_xml
 from iosched.run.hosts import compute_hosts_of_argv
-from iosched.workloads.cli import find_default_swf
+from iosched.workloads.default_swf import find_default_swf
 from iosched.workloads.convert import dump_workload, swf_to_batsim
 
 __all__ = ["MANIFEST", "prepare_runs", "write_manifest"]

@@ -2,7 +2,7 @@
 (:func:`refresh_metrics`, ``iosched campaign FILE --refresh-metrics``).
 
 The metrics of every finished run are recomputed from the run's own
-``out_*.csv`` with the current :mod:`iosched.metrics` code, through the same
+``out_*.csv`` with the current :mod:`iosched.analysis` code, through the same
 function as a fresh run (:func:`iosched.campaign.rundir.run_metrics`, same
 nb_resources and tau), and ``metrics.json`` and ``done.json`` are rewritten
 atomically; nothing is simulated, no Dask cluster is started.
@@ -82,7 +82,7 @@ def refresh_metrics(campaign: Campaign, progress: bool = False, echo=None) -> Re
     """Recompute the metrics of the finished runs of a campaign; simulate nothing.
 
     For every run with ``done.json``: :func:`run_metrics` of the run folder
-    (its ``out_jobs.csv``, with the current :mod:`iosched.metrics`, the
+    (its ``out_jobs.csv``, with the current :mod:`iosched.analysis`, the
     platform's compute hosts and the campaign's ``tau``: exactly what a
     fresh run computes), then ``metrics.json`` and the ``metrics`` of
     ``done.json`` are rewritten atomically (only when they change; the other

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from iosched.campaign.files import write_if_changed
 from iosched.errors import InputError
-from iosched.metrics import dir_metrics, metrics_json
+from iosched.analysis.metrics_file import dir_metrics, metrics_json
 
 __all__ = [
     "DONE",
@@ -51,11 +51,11 @@ def run_metrics(run_dir, nb_res: int, tau: float) -> dict:
     """Metrics of a campaign run folder, from its engine outputs.
 
     The one definition of a run's metrics, shared by :func:`iosched.campaign.execute.execute_run` (fresh runs) and
-    :func:`iosched.campaign.refresh.refresh_metrics`: :func:`iosched.metrics.load_jobs` of
+    :func:`iosched.campaign.refresh.refresh_metrics`: :func:`iosched.analysis.jobs.load_jobs` of
     ``RUN_DIR/out_jobs.csv`` (burst-buffer runs merged into their jobs),
-    then :func:`iosched.metrics.compute_metrics` with ``nb_resources=nb_res``
+    then :func:`iosched.analysis.metrics.compute_metrics` with ``nb_resources=nb_res``
     (the platform's compute hosts) and ``tau``, rounded as
-    :func:`iosched.metrics.write_metrics` rounds (6 decimals, non-finite as
+    :func:`iosched.analysis.metrics_file.write_metrics` rounds (6 decimals, non-finite as
     None). Reads only; see :func:`save_run_metrics`.
 
     :returns: the metrics dict (JSON-ready).

@@ -18,7 +18,7 @@ with ``delay`` profiles, 78.2 s vs 25.2 s with ``parallel_homogeneous``
 profiles. ``python -m iosched.bench --cpu none`` measures the unpinned
 setting. Simulated results do not depend on it.
 
-So :func:`iosched.runner.run_simulation` runs both processes on one CPU by
+So :func:`iosched.run.simulation.run_simulation` runs both processes on one CPU by
 default (``cpu="auto"``). With several simulations on one machine (a
 campaign with ``--workers N``, or two terminals), each run claims a different CPU
 through a lock file per CPU (``flock``, released when the run ends or its

@@ -15,7 +15,8 @@ import click
 
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError, one_line
-from iosched.metrics import format_table, write_metrics
+from iosched.analysis.format import format_table
+from iosched.analysis.metrics_file import write_metrics
 from iosched.run.result import RunError, RunResult
 from iosched.run.robin import run_robin
 from iosched.run.simulation import (

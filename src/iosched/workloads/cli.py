@@ -5,7 +5,10 @@ log into a Batsim workload with :func:`iosched.workloads.convert.swf_to_batsim`
 and prints what it kept and dropped.  Without SWF it reads the KTH-SP2 trace
 from the shared data folder, ``<repo>/../shared/data/KTH-SP2-1996-2.1-cln.swf``
 (``<repo>`` found from this package's location, else from the current
-directory).  Errors are one line on stderr and a non-zero exit status.
+directory; :func:`iosched.workloads.default_swf.find_default_swf`).
+Subcommand ``bb [SWF] OUT`` writes the burst-buffer workload of
+:mod:`iosched.bb.workload`.  Errors are one line on stderr and a non-zero
+exit status.
 """
 
 from __future__ import annotations
@@ -14,48 +17,13 @@ from pathlib import Path
 
 import click
 
+from iosched.bb import workload as W
 from iosched.clicommon import OneLineErrorCommand
-
 from iosched.errors import InputError
 from iosched.workloads.convert import PROFILE_TYPES, dump_workload, swf_to_batsim
+from iosched.workloads.default_swf import find_default_swf
 
-__all__ = ["workload_command", "default_swf_candidates", "find_default_swf", "DEFAULT_SWF_NAME"]
-
-#: File name of the default trace (Parallel Workloads Archive, cleaned log).
-DEFAULT_SWF_NAME = "KTH-SP2-1996-2.1-cln.swf"
-
-
-def default_swf_candidates():
-    """Return the places searched for the default SWF, in order (list of Path).
-
-    ``<repo>/../shared/data/<DEFAULT_SWF_NAME>`` where ``<repo>`` is the
-    checkout holding this package (``src/iosched/workloads/cli.py`` -> three
-    levels up from ``src``), then ``<cwd>/../shared/data/<DEFAULT_SWF_NAME>``
-    (the current directory taken as the repository).  Raises nothing.
-    """
-    repo = Path(__file__).resolve().parents[3]
-    candidates = [repo.parent / "shared" / "data" / DEFAULT_SWF_NAME]
-    cwd_candidate = Path.cwd().resolve().parent / "shared" / "data" / DEFAULT_SWF_NAME
-    if cwd_candidate not in candidates:
-        candidates.append(cwd_candidate)
-    return candidates
-
-
-def find_default_swf():
-    """The default trace (KTH-SP2), the first of :func:`default_swf_candidates`
-    that exists.
-
-    :returns: its ``Path``.
-    :raises InputError: none exists (the message names the places looked at).
-    """
-    candidates = default_swf_candidates()
-    for path in candidates:
-        if path.is_file():
-            return path
-    raise InputError(
-        f"the default trace {DEFAULT_SWF_NAME} is not at {' nor '.join(map(str, candidates))}; "
-        "pass the SWF path"
-    )
+__all__ = ["workload_command"]
 
 
 def _default_swf():
@@ -133,8 +101,6 @@ def bb_workload(paths, seed, first, parts, part_days):
     seed gives byte-identical files. Run it with a burst-buffer policy, e.g.
     `iosched run -p platforms/dragonfly96.xml -w OUT -s sjf-bb -o DIR`.
     """
-    from iosched.bb import workload as W
-
     if len(paths) == 1:
         swf, out = _default_swf(), Path(paths[0])
     elif len(paths) == 2:

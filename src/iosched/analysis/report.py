@@ -1,4 +1,5 @@
-"""``iosched report DIR``: a Markdown and an HTML report of a campaign.
+"""A Markdown and an HTML report of a campaign (``iosched report DIR``,
+:func:`iosched.analysis.cli.report_command`).
 
 :func:`build_report` reads a campaign output folder (``campaign.json`` and
 the run folders, see :mod:`iosched.campaign`) and writes, in the report
@@ -12,7 +13,7 @@ directory):
 * ``report.html`` -- the same content with the figures embedded (base64
   ``data:`` URIs), one self-contained file;
 * ``runs.parquet`` and ``runs.csv`` -- the tidy runs table of
-  :func:`iosched.analysis.campaign_table`;
+  :func:`iosched.analysis.campaign.campaign_table`;
 * ``figures/*.png`` -- ratio box plots, ECDF and tail of the waiting times,
   and for one workload part (the first one that most schedulers finished) a Gantt
   chart and a utilization / queue-length plot per scheduler.
@@ -30,27 +31,31 @@ import json
 import math
 from pathlib import Path
 
-import click
 import numpy as np
 import pandas as pd
 
-from iosched.analysis import (
+from iosched.analysis.campaign import (
     GROUP_COLUMNS,
     IO_NOTE,
     RATIO_METRICS,
     campaign_table,
     job_table,
     load_manifest,
-    plot_ecdf,
-    plot_ratio_boxes,
-    plot_tail,
     summary_by_scheduler,
     write_table,
 )
-from iosched.clicommon import OneLineErrorCommand
+from iosched.analysis.format import markdown_table
+from iosched.analysis.jobs import load_jobs
+from iosched.analysis.plots import (
+    plot_ecdf,
+    plot_gantt,
+    plot_ratio_boxes,
+    plot_tail,
+    plot_utilization,
+)
 from iosched.errors import InputError
 
-__all__ = ["build_report", "markdown_table", "render_markdown", "render_html", "report_command"]
+__all__ = ["build_report", "render_markdown", "render_html"]
 
 _SUMMARY_COLUMNS = ("waiting_time_mean", "waiting_time_max", "turnaround_mean",
                     "bounded_slowdown_mean", "makespan", "utilization")
@@ -62,15 +67,6 @@ def _fmt(x) -> str:
     if isinstance(x, (float, np.floating)):
         return f"{x:.4g}" if abs(x) < 1e4 else f"{x:.0f}"
     return str(x)
-
-
-def markdown_table(header: list, rows: list) -> list[str]:
-    """A GitHub-flavoured Markdown table: the header line, the ``---``
-    separator and one line per row (cells as ``str``, ``|`` escaped).
-    Returns the lines, without newlines."""
-    esc = [[str(c).replace("|", "\\|") for c in r] for r in [header, *rows]]
-    return (["| " + " | ".join(esc[0]) + " |", "|" + "|".join("---" for _ in header) + "|"]
-            + ["| " + " | ".join(r) + " |" for r in esc[1:]])
 
 
 def render_markdown(blocks: list) -> str:
@@ -159,8 +155,6 @@ def build_report(campaign_dir, out_dir=None, top: int = 50) -> dict:
     :raises InputError: missing or bad campaign folder, unreadable run
         outputs, unwritable report folder.
     """
-    from iosched import plots
-
     cdir = Path(campaign_dir)
     manifest = load_manifest(cdir)
     name = str(manifest.get("name") or cdir.name)
@@ -243,15 +237,13 @@ def build_report(campaign_dir, out_dir=None, top: int = 50) -> dict:
             blocks.append(("h2", f"Schedules of one workload part: {first['platform']}, "
                                  f"{first['workload']}{part}, seed {first['seed']}"))
             manifest_dirs = {r["id"]: cdir / r["dir"] for r in manifest["runs"]}
-            from iosched.metrics import load_jobs
-
             for r in rep.itertuples(index=False):
                 jt = load_jobs(manifest_dirs[r.run_id])
                 jt.attrs["path"] = f"{r.run_id}/out_jobs.csv"
                 g = figdir / f"gantt_{r.scheduler}.png"
                 u = figdir / f"utilization_{r.scheduler}.png"
-                figures.append(plots.plot_gantt(jt, g))
-                figures.append(plots.plot_utilization(jt, int(r.nb_res), u))
+                figures.append(plot_gantt(jt, g))
+                figures.append(plot_utilization(jt, int(r.nb_res), u))
                 blocks.append(("h3", r.scheduler))
                 blocks.append(("img", f"figures/{g.name}", f"Gantt chart, {r.scheduler}"))
                 blocks.append(("img", f"figures/{u.name}",
@@ -269,19 +261,3 @@ def build_report(campaign_dir, out_dir=None, top: int = 50) -> dict:
     except OSError as e:
         raise InputError(f"{out}: cannot write the report: {e.strerror or e}") from None
     return {"markdown": md, "html": ht, "parquet": pq, "csv": csv, "figures": figures}
-
-
-@click.command("report", cls=OneLineErrorCommand)
-@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
-@click.option("--output", "-o", default=None, type=click.Path(file_okay=False),
-              help="Report folder (default: results/reports/<campaign name>).")
-@click.option("--top", default=50, show_default=True, type=click.IntRange(min=1),
-              help="Highest waiting times per scheduler in the tail plot.")
-def report_command(directory, output, top):
-    """Write a Markdown and an HTML report of the campaign in DIR."""
-    try:
-        paths = build_report(directory, output, top=top)
-    except InputError as e:
-        raise click.ClickException(" ".join(str(e).split())) from None
-    click.echo(f"report: {paths['markdown']} and {paths['html']} "
-               f"({len(paths['figures'])} figures)")

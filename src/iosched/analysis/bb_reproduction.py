@@ -4,14 +4,14 @@ DOI 10.1007/978-3-030-85665-6_8; arXiv 2109.00082v2): the table, the
 figures and the paper's claims next to ours, from a finished run of the
 campaign ``examples/bb_reproduction.yaml``.
 
-``python -m iosched.bb.reproduction CAMPAIGN_DIR [--output results/bb_reproduction]``
-reads the campaign folder (``campaign.json`` and the run folders, see
-:mod:`iosched.campaign`) through :func:`iosched.analysis.campaign_table`
-(one row per run; its ``waiting_time_mean`` and ``bounded_slowdown_mean``
-are the run's ``metrics.json`` values: mean over the workload's jobs of the
-waiting time in s and of the bounded slowdown max(1, F / max(D, tau)),
-tau = the campaign's ``tau``, 600 s as in the paper) and writes in the
-output folder:
+``python -m iosched.analysis.bb_reproduction CAMPAIGN_DIR
+[--output results/bb_reproduction]`` reads the campaign folder
+(``campaign.json`` and the run folders, see :mod:`iosched.campaign`) through
+:func:`iosched.analysis.campaign.campaign_table` (one row per run; its
+``waiting_time_mean`` and ``bounded_slowdown_mean`` are the run's
+``metrics.json`` values: mean over the workload's jobs of the waiting time
+in s and of the bounded slowdown max(1, F / max(D, tau)), tau = the
+campaign's ``tau``, 600 s as in the paper) and writes in the output folder:
 
 * ``table.csv`` and ``table.md`` -- one row per policy (:data:`POLICIES`,
   the paper's eight): over the three-week parts (workload ``kth3w``, 16
@@ -27,11 +27,11 @@ output folder:
   axis, a line at 1 = sjf-bb);
 * ``tail.png`` -- the :data:`TAIL_TOP` (3000) highest waiting times per
   policy, jobs of all parts pooled (per-job values of
-  :func:`iosched.analysis.job_table`), in decreasing order against their rank;
+  :func:`iosched.analysis.campaign.job_table`), in decreasing order against their rank;
 * ``claims.md`` -- the paper's claims and ours side by side, with a verdict
   computed from the numbers (:func:`claims`, criteria in :data:`CRITERIA`).
 
-Figures are drawn like :mod:`iosched.analysis`'s (Agg canvas, fixed size and
+Figures are drawn with :mod:`iosched.analysis.plots` (Agg canvas, fixed size and
 dpi, no software/date metadata), so the same campaign gives the same bytes.
 
 Exit status: 0 every expected run finished; 1 the outputs were written but
@@ -52,10 +52,18 @@ import click
 import numpy as np
 import pandas as pd
 
-from iosched.analysis import GROUP_COLUMNS, _figure, _save, campaign_table, job_table, load_manifest
+from iosched.analysis import plots
+from iosched.analysis.campaign import (
+    GROUP_COLUMNS,
+    campaign_table,
+    job_table,
+    load_manifest,
+    ratios,
+)
+from iosched.analysis.cli import CommandError
+from iosched.analysis.format import markdown_table
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError, one_line
-from iosched.report import markdown_table
 
 __all__ = [
     "POLICIES",
@@ -131,7 +139,7 @@ _COLORS = {p: c for p, c in zip(POLICIES, ("#1f77b4", "#d62728", "#8c564b", "#ff
 class Reproduction:
     """The numbers of one campaign (see :func:`analyse`).
 
-    ``runs``: the campaign table (:func:`iosched.analysis.campaign_table`
+    ``runs``: the campaign table (:func:`iosched.analysis.campaign.campaign_table`
     with ratios to sjf-bb); ``parts``: :func:`part_values`; ``table``:
     :func:`policy_table`; ``unused``: :func:`unused_runs`; ``claims``:
     :func:`claims`; ``part_numbers``: the parts of the parts workload in the
@@ -271,12 +279,8 @@ def unused_runs(runs: pd.DataFrame, part_numbers, first_workload: str = FIRST_WO
 def _factor(parts: pd.DataFrame, metric: str, num: str, den: str) -> tuple[float, int]:
     """Median over parts of num's value / den's value on the same part."""
     keys = [c for c in GROUP_COLUMNS if c != "workload"]
-    a = parts[parts["policy"] == num][keys + [metric]].astype({"part": object})
-    b = parts[parts["policy"] == den][keys + [metric]].astype({"part": object})
-    m = a.merge(b, on=keys, suffixes=("_n", "_d"))
-    n, d = m[f"{metric}_n"].to_numpy(float), m[f"{metric}_d"].to_numpy(float)
-    ok = np.isfinite(n) & np.isfinite(d) & (d != 0)
-    v = n[ok] / d[ok]
+    v = _finite(ratios(parts[parts["policy"] == num], parts[parts["policy"] == den], keys,
+                       [metric])[metric])
     return (float(np.median(v)) if v.size else math.nan), int(v.size)
 
 
@@ -351,7 +355,7 @@ def analyse(campaign_dir, first_workload: str = FIRST_WORKLOAD,
 
     :param campaign_dir: the campaign output folder (``campaign.json``).
     :raises InputError: missing folder or manifest (see
-        :func:`iosched.analysis.load_manifest`), no sjf-bb run, one of the two
+        :func:`iosched.analysis.campaign.load_manifest`), no sjf-bb run, one of the two
         workloads absent or the parts workload without parts, no finished run.
     """
     d = Path(campaign_dir)
@@ -386,14 +390,6 @@ def analyse(campaign_dir, first_workload: str = FIRST_WORKLOAD,
 # figures
 
 
-def _yscale(ax, values: np.ndarray, linthresh: float) -> None:
-    """Log y axis when every value is > 0, else symlog (0 has no logarithm)."""
-    if values.size and (values > 0).all():
-        ax.set_yscale("log")
-    elif values.size:
-        ax.set_yscale("symlog", linthresh=linthresh)
-
-
 def plot_fig12(parts: pd.DataFrame, path, metric: str = "waiting") -> Path:
     """The paper's Fig. 12: box plots over the parts of a policy's mean
     waiting time (``metric="waiting"``) or mean bounded slowdown
@@ -408,7 +404,7 @@ def plot_fig12(parts: pd.DataFrame, path, metric: str = "waiting") -> Path:
         raise InputError(f"fig12: metric must be one of {', '.join(_METRICS)}, got {metric!r}")
     col = f"{metric}_ratio"
     label = _METRICS[metric][1]
-    fig = _figure(8, 4.5)
+    fig = plots.new_figure(8, 4.5)
     ax = fig.subplots()
     data = [_finite(parts.loc[parts["policy"] == p, col]) for p in POLICIES]
     pos = list(range(1, len(POLICIES) + 1))
@@ -426,51 +422,39 @@ def plot_fig12(parts: pd.DataFrame, path, metric: str = "waiting") -> Path:
     ax.set_xticks(pos, [f"{p}\n(n={v.size})" for p, v in zip(POLICIES, data)], fontsize="small")
     ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)
     allv = np.concatenate(data) if data else np.array([])
-    _yscale(ax, allv, 0.01)
+    plots.log_yscale(ax, allv, 0.01)
     ax.set_ylabel(f"{label} / {BASELINE}'s (same part)")
     ax.set_title(f"{label.capitalize()} normalised to {BASELINE}, one point per three-week part",
                  fontsize="medium")
-    return _save(fig, path)
+    return plots.save_png(fig, path, mkdir=True)
 
 
 def tail_values(jobs: pd.DataFrame, top: int = TAIL_TOP) -> dict:
     """The *top* highest waiting times (s) per policy, decreasing.
 
-    :param jobs: :func:`iosched.analysis.job_table` rows (all parts pooled).
+    :param jobs: :func:`iosched.analysis.campaign.job_table` rows (all parts pooled).
     :returns: {policy: numpy array} for the policies of :data:`POLICIES`
         that have jobs, in that order.
     """
-    out = {}
-    for p in POLICIES:
-        v = _finite(jobs.loc[jobs["scheduler"] == p, "waiting_time"])
-        if v.size:
-            out[p] = np.sort(v)[::-1][:top]
-    return out
+    return plots.tail_values(jobs, "waiting_time", top, schedulers=POLICIES)
 
 
 def plot_tail(jobs: pd.DataFrame, path, top: int = TAIL_TOP) -> Path:
     """The *top* highest waiting times over all parts per policy: waiting
     time (s) against rank, one line per policy (log y axis when all are > 0).
 
-    :param jobs: :func:`iosched.analysis.job_table` rows of the parts' runs.
+    :param jobs: :func:`iosched.analysis.campaign.job_table` rows of the parts' runs.
     :returns: the PNG path. :raises InputError: unwritable path.
     """
-    fig = _figure(8, 4.5)
-    ax = fig.subplots()
     tails = tail_values(jobs, top)
     runs = jobs.groupby("scheduler")["run_id"].nunique() if len(jobs) else pd.Series(dtype=int)
-    for p, v in tails.items():
-        ax.plot(np.arange(1, v.size + 1), v, linewidth=1.2, color=_COLORS[p],
-                label=f"{p} ({int(runs.get(p, 0))} parts)")
-    allv = np.concatenate(list(tails.values())) if tails else np.array([])
-    _yscale(ax, allv, 1.0)
-    ax.set_xlabel("rank")
+    styles = {p: {"linewidth": 1.2, "color": _COLORS[p],
+                  "label": f"{p} ({int(runs.get(p, 0))} parts)"} for p in tails}
+    fig, ax = plots.tail_figure(tails, (8, 4.5), styles, symlog_linthresh=1.0)
     ax.set_ylabel("waiting time (s)")
-    if tails:
-        ax.legend(fontsize="small")
     ax.set_title(f"The {top} highest waiting times per policy, all three-week parts pooled",
                  fontsize="medium")
-    return _save(fig, path)
+    return plots.save_png(fig, path, mkdir=True)
 
 
 # --------------------------------------------------------------------------
@@ -619,12 +603,6 @@ def build(campaign_dir, out_dir="results/bb_reproduction", first_workload: str =
 # command line
 
 
-class _Error(click.ClickException):
-    """One-line error on stderr, exit status 2."""
-
-    exit_code = 2
-
-
 @click.command("bb-reproduction", cls=OneLineErrorCommand)
 @click.argument("campaign_dir", metavar="CAMPAIGN_DIR", type=click.Path(file_okay=False))
 @click.option("--output", "-o", default="results/bb_reproduction", show_default=True,
@@ -645,7 +623,7 @@ def reproduction_command(campaign_dir, output, first_workload, parts_workload, t
     try:
         res = build(campaign_dir, output, first_workload, parts_workload, top)
     except InputError as e:
-        raise _Error(one_line(e)) from None
+        raise CommandError(one_line(e)) from None
     rep = res["reproduction"]
     click.echo(f"bb reproduction: {', '.join(str(p) for p in res['paths'].values())}")
     for c in rep.claims:
@@ -663,8 +641,9 @@ def reproduction_command(campaign_dir, output, first_workload, parts_workload, t
 
 
 def main(argv=None):
-    """Entry point of ``python -m iosched.bb.reproduction``."""
-    return reproduction_command.main(args=argv, prog_name="python -m iosched.bb.reproduction",
+    """Entry point of ``python -m iosched.analysis.bb_reproduction``."""
+    return reproduction_command.main(args=argv,
+                                     prog_name="python -m iosched.analysis.bb_reproduction",
                                      standalone_mode=True)
 
 

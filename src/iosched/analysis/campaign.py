@@ -1,9 +1,10 @@
-"""Analysis of a campaign: the tidy runs table, ratios to a baseline, figures.
+"""Analysis of a campaign: the tidy runs table, ratios to a baseline, the
+per-job table.
 
 * :func:`campaign_table` reads ``OUTPUT/campaign.json`` (written by
   :mod:`iosched.campaign`) and every run's ``done.json`` / ``failed.json``
   and returns one row per run: the run's parameters, its status, and every
-  run metric of :func:`iosched.metrics.compute_metrics` flattened
+  run metric of :func:`iosched.analysis.metrics.compute_metrics` flattened
   (``waiting_time_mean`` ... ``bounded_slowdown_max``, ``makespan``,
   ``utilization``, ...). Wall-clock durations are left out, so the same
   campaign gives the same table.
@@ -14,19 +15,15 @@
 * :func:`write_table`: ``runs.parquet`` (pyarrow) and ``runs.csv``.
 * :func:`job_table`: per-job metrics of every finished run, with the run's
   parameters (for ECDFs and tail plots). Burst-buffer runs are merged into
-  their workload jobs (:func:`iosched.metrics.merge_runs`): one row per
+  their workload jobs (:func:`iosched.analysis.jobs.merge_runs`): one row per
   workload job, waiting time from its real submission, compute nodes only;
   the runs table's metrics come from each run's ``metrics.json``, computed
   the same way (``nb_runs_merged`` says how many runs were merged).
-* Figures (PNG, matplotlib Agg canvas, fixed size/dpi and metadata, so the
-  same data gives the same bytes): :func:`plot_ratio_boxes`,
-  :func:`plot_ecdf`, :func:`plot_tail`; Gantt charts and utilization/queue
-  plots come from :mod:`iosched.plots` (evalys 4.0.7 is broken with pandas 3,
-  so everything is drawn with matplotlib).
+* :func:`summary_by_scheduler`: mean metrics and run counts per scheduler.
 
-Bytes per second on the PFS link and on the burst-buffer nodes over time are
-not plotted: the engine does not record I/O traffic yet
-(:data:`IO_NOTE`).
+Their figures: :mod:`iosched.analysis.plots`.  Bytes per second on the PFS
+link and on the burst-buffer nodes over time are not plotted: the engine
+does not record I/O traffic yet (:data:`IO_NOTE`).
 """
 
 from __future__ import annotations
@@ -37,11 +34,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
+from iosched.analysis.jobs import load_jobs
+from iosched.analysis.metrics import JOB_METRICS, STATISTICS, job_metrics
 from iosched.errors import InputError
-from iosched.metrics import JOB_METRICS, STATISTICS, job_metrics, load_jobs
 
 __all__ = [
     "PARAM_COLUMNS",
@@ -53,9 +49,9 @@ __all__ = [
     "add_ratios",
     "write_table",
     "job_table",
-    "plot_ratio_boxes",
-    "plot_ecdf",
-    "plot_tail",
+    "ratios",
+    "scheduler_labels",
+    "summary_by_scheduler",
 ]
 
 #: Parameter columns of the runs table, in order.
@@ -77,9 +73,6 @@ IO_NOTE = ("Bytes per second on the PFS link and on the burst-buffer nodes over 
            "plotted, the engine does not record I/O traffic yet.")
 #: Columns that identify a workload part (the unit of the ratios).
 GROUP_COLUMNS = ("platform", "workload", "part", "seed", "engine")
-
-_PNG_METADATA = {"Software": None}
-_DPI = 100
 
 
 def load_manifest(campaign_dir) -> dict:
@@ -191,17 +184,32 @@ def add_ratios(df: pd.DataFrame, baseline: str, metrics=RATIO_METRICS) -> pd.Dat
         raise InputError(f"baseline: {baseline!r} is not a scheduler of the campaign "
                          f"({', '.join(sorted(set(df['scheduler'])))})")
     out = df.copy()
-    keys = list(GROUP_COLUMNS)
     base = df[(df["scheduler"] == baseline) & (df["status"] == "done")]
-    base = base.drop_duplicates(subset=keys, keep="first")[keys + list(metrics)]
+    for m, r in ratios(df, base, GROUP_COLUMNS, metrics).items():
+        out[f"ratio_{m}"] = r
+    return out
+
+
+def ratios(rows: pd.DataFrame, reference: pd.DataFrame, keys, metrics) -> dict:
+    """Each of *metrics* of *rows* divided by the value of the *reference*
+    row with the same *keys* (the first such row).
+
+    :param rows: a table with the *keys* and *metrics* columns.
+    :param reference: the rows to divide by (same columns).
+    :returns: {metric: float64 array aligned with *rows*}; NaN where no
+        reference row matches or its value is 0 or not finite.
+    """
+    keys = list(keys)
+    base = reference.drop_duplicates(subset=keys, keep="first")[keys + list(metrics)]
     base = base.rename(columns={m: f"__base_{m}" for m in metrics})
-    merged = out[keys].astype(object).merge(base.astype(object), on=keys, how="left")
+    merged = rows[keys].astype(object).merge(base.astype(object), on=keys, how="left")
+    out = {}
     for m in metrics:
-        num = pd.to_numeric(out[m], errors="coerce").to_numpy(float)
+        num = pd.to_numeric(rows[m], errors="coerce").to_numpy(float)
         den = pd.to_numeric(merged[f"__base_{m}"], errors="coerce").to_numpy(float)
         with np.errstate(divide="ignore", invalid="ignore"):
             r = np.where(np.isfinite(den) & (den != 0), num / np.where(den != 0, den, 1.0), np.nan)
-        out[f"ratio_{m}"] = r.astype("float64")
+        out[m] = r.astype("float64")
     return out
 
 
@@ -232,11 +240,11 @@ def job_table(campaign_dir, runs: pd.DataFrame, tau: float = 600.0) -> pd.DataFr
     """Per-job metrics of the finished runs of *runs* (rows of
     :func:`campaign_table`), with columns ``run_id``, ``platform``,
     ``workload``, ``part``, ``scheduler``, ``seed`` prepended to those of
-    :func:`iosched.metrics.job_metrics` (times in s).
+    :func:`iosched.analysis.metrics.job_metrics` (times in s).
 
-    Each run's jobs CSV is read with :func:`iosched.metrics.load_jobs`,
+    Each run's jobs CSV is read with :func:`iosched.analysis.jobs.load_jobs`,
     which merges the burst-buffer runs (workload ``bb``) into the REJECTED
-    workload jobs they run (:func:`iosched.metrics.merge_runs`): one row per
+    workload jobs they run (:func:`iosched.analysis.jobs.merge_runs`): one row per
     workload job, ``waiting_time`` = run start - static submission,
     ``nb_allocated`` = its compute nodes.
 
@@ -257,116 +265,6 @@ def job_table(campaign_dir, runs: pd.DataFrame, tau: float = 600.0) -> pd.DataFr
     return pd.concat(frames, ignore_index=True)
 
 
-# --------------------------------------------------------------------------
-# figures
-
-
-def _figure(width: float, height: float) -> Figure:
-    fig = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def _save(fig: Figure, path) -> Path:
-    p = Path(path)
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(p, format="png", dpi=_DPI, metadata=_PNG_METADATA)
-    except OSError as e:
-        raise InputError(f"{p}: cannot write ({e.strerror or e})") from None
-    return p
-
-
-def _schedulers(df: pd.DataFrame) -> list[str]:
-    return sorted(set(df["scheduler"].astype(str)))
-
-
-def plot_ratio_boxes(df: pd.DataFrame, path, baseline: str,
-                     metrics=("waiting_time_mean", "bounded_slowdown_mean", "utilization")) -> Path:
-    """Box plots of ``ratio_<metric>`` per scheduler (one panel per metric, one
-    box per scheduler, one point per workload part and seed).
-
-    :param df: a table from :func:`campaign_table` with ratio columns.
-    :returns: the PNG path. :raises InputError: missing ratio columns,
-        unwritable path.
-    """
-    missing = [m for m in metrics if f"ratio_{m}" not in df.columns]
-    if missing:
-        raise InputError(f"ratio box plot: no ratio column for {', '.join(missing)} (no baseline?)")
-    scheds = _schedulers(df)
-    fig = _figure(4.0 * len(metrics), 4.0)
-    axes = fig.subplots(1, len(metrics), squeeze=False)[0]
-    for ax, m in zip(axes, metrics):
-        data = []
-        for s in scheds:
-            v = df.loc[df["scheduler"] == s, f"ratio_{m}"].to_numpy(float)
-            data.append(v[np.isfinite(v)])
-        positions = list(range(1, len(scheds) + 1))
-        nonempty = [(p, v) for p, v in zip(positions, data) if v.size]
-        if nonempty:
-            ax.boxplot([v for _, v in nonempty], positions=[p for p, _ in nonempty], widths=0.6,
-                       showmeans=True)
-        ax.set_xticks(positions, scheds, rotation=30, ha="right")
-        ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)
-        ax.set_title(f"{m} / {baseline}", fontsize="medium")
-        ax.set_ylabel("ratio to baseline")
-    return _save(fig, path)
-
-
-def plot_ecdf(jobs: pd.DataFrame, path, metric: str = "waiting_time") -> Path:
-    """ECDF of a per-job metric per scheduler, jobs of every finished run pooled.
-
-    :param jobs: a table from :func:`job_table`.
-    :returns: the PNG path. :raises InputError: unknown metric column.
-    """
-    if metric not in jobs.columns:
-        raise InputError(f"ECDF: no column {metric!r} in the job table")
-    fig = _figure(7, 4.5)
-    ax = fig.subplots()
-    for s in _schedulers(jobs):
-        v = np.sort(jobs.loc[jobs["scheduler"] == s, metric].to_numpy(float))
-        v = v[np.isfinite(v)]
-        if v.size:
-            ax.step(v, np.arange(1, v.size + 1) / v.size, where="post", label=f"{s} ({v.size} jobs)")
-    ax.set_xlabel(f"{metric} (s)" if metric in ("waiting_time", "turnaround", "runtime") else metric)
-    ax.set_ylabel("fraction of jobs")
-    ax.set_ylim(0, 1.02)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize="small")
-    ax.set_title(f"ECDF of {metric}")
-    return _save(fig, path)
-
-
-def plot_tail(jobs: pd.DataFrame, path, metric: str = "waiting_time", top: int = 50) -> Path:
-    """The *top* highest values of a per-job metric per scheduler, in
-    decreasing order against their rank (y in log scale when all are > 0).
-
-    :param jobs: a table from :func:`job_table`.
-    :returns: the PNG path. :raises InputError: unknown column, top < 1.
-    """
-    if metric not in jobs.columns:
-        raise InputError(f"tail plot: no column {metric!r} in the job table")
-    if top < 1:
-        raise InputError(f"tail plot: top must be >= 1, got {top}")
-    fig = _figure(7, 4.5)
-    ax = fig.subplots()
-    positive = True
-    for s in _schedulers(jobs):
-        v = jobs.loc[jobs["scheduler"] == s, metric].to_numpy(float)
-        v = np.sort(v[np.isfinite(v)])[::-1][:top]
-        if v.size:
-            positive &= bool((v > 0).all())
-            ax.plot(np.arange(1, v.size + 1), v, marker=".", linewidth=1, label=s)
-    if positive and ax.get_legend_handles_labels()[0]:
-        ax.set_yscale("log")
-    ax.set_xlabel("rank")
-    ax.set_ylabel(f"{metric} (s)" if metric in ("waiting_time", "turnaround") else metric)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize="small")
-    ax.set_title(f"Tail: the {top} highest {metric} values per scheduler")
-    return _save(fig, path)
-
-
 def summary_by_scheduler(df: pd.DataFrame, columns) -> pd.DataFrame:
     """Mean over finished runs of *columns* per scheduler, plus run counts.
 
@@ -374,7 +272,7 @@ def summary_by_scheduler(df: pd.DataFrame, columns) -> pd.DataFrame:
         ``failed`` and ``mean_<column>`` columns (NaN where no finished run).
     """
     out = []
-    for s in _schedulers(df):
+    for s in scheduler_labels(df):
         sub = df[df["scheduler"] == s]
         done = sub[sub["status"] == "done"]
         row = {"scheduler": s, "runs": len(sub), "done": len(done),
@@ -386,3 +284,8 @@ def summary_by_scheduler(df: pd.DataFrame, columns) -> pd.DataFrame:
                 row[c] = float(v.mean()) if v.size else math.nan
         out.append(row)
     return pd.DataFrame(out).set_index("scheduler")
+
+
+def scheduler_labels(df: pd.DataFrame) -> list[str]:
+    """The scheduler labels of a runs or job table, sorted."""
+    return sorted(set(df["scheduler"].astype(str)))

@@ -1,0 +1,83 @@
+"""The analysis commands of the ``iosched`` command line (click):
+``iosched metrics DIR`` (:func:`metrics_command`) and ``iosched report DIR``
+(:func:`report_command`).  The burst-buffer reproduction has its own
+entry point, ``python -m iosched.analysis.bb_reproduction``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from iosched.analysis.format import format_table
+from iosched.analysis.jobs import load_jobs
+from iosched.analysis.metrics_file import write_metrics
+from iosched.analysis.plots import plot_gantt, plot_utilization
+from iosched.analysis.report import build_report
+from iosched.clicommon import OneLineErrorCommand
+from iosched.errors import InputError, one_line
+
+__all__ = ["CommandError", "metrics_command", "report_command"]
+
+
+class CommandError(click.ClickException):
+    """One-line error on stderr, exit status 2."""
+
+    exit_code = 2
+
+
+@click.command("metrics")
+@click.argument("directory", metavar="DIR")
+@click.option("--prefix", default="out", show_default=True,
+              help="Batsim export prefix: reads DIR/<prefix>_jobs.csv.")
+@click.option("--nb-resources", type=int, default=None,
+              help="Number of compute resources (default: from --platform, else from "
+                   "<prefix>_machine_states.csv, or for burst-buffer runs from the compute "
+                   "hosts recorded in DIR/command.json, else largest allocated id + 1).")
+@click.option("--platform", type=click.Path(dir_okay=False), default=None,
+              help="Platform XML of the run: nb_resources = its compute hosts "
+                   "(storage and master hosts left out).")
+@click.option("--tau", type=float, default=600.0, show_default=True,
+              help="Bounded-slowdown threshold, seconds.")
+@click.option("--plots/--no-plots", default=False, show_default=True,
+              help="Also write utilization.png and gantt.png in DIR.")
+def metrics_command(directory: str, prefix: str, nb_resources: int | None,
+                    platform: str | None, tau: float, plots: bool) -> None:
+    """Compute job and run metrics of a Batsim output directory.
+
+    Writes DIR/metrics.json and prints a table.  Definitions: waiting
+    W = b - s, turnaround F = c - s, slowdown F/D, bounded slowdown
+    max(1, F/max(D, tau)), makespan = last finish - first submission,
+    utilization = busy node-seconds / (nb_resources x makespan).
+    Burst-buffer runs (workload bb) are merged into the REJECTED workload
+    job they run: one row per job, its real submission time, its compute
+    nodes only.
+    """
+    try:
+        metrics = write_metrics(directory, prefix=prefix, nb_resources=nb_resources, tau=tau,
+                                platform=platform)
+        if plots:
+            jobs = load_jobs(directory, prefix=prefix)
+            if metrics["nb_resources"] is not None:
+                plot_utilization(jobs, metrics["nb_resources"], Path(directory) / "utilization.png")
+            plot_gantt(jobs, Path(directory) / "gantt.png")
+    except InputError as exc:
+        raise CommandError(one_line(exc)) from None
+    click.echo(format_table(metrics), nl=False)
+
+
+@click.command("report", cls=OneLineErrorCommand)
+@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
+@click.option("--output", "-o", default=None, type=click.Path(file_okay=False),
+              help="Report folder (default: results/reports/<campaign name>).")
+@click.option("--top", default=50, show_default=True, type=click.IntRange(min=1),
+              help="Highest waiting times per scheduler in the tail plot.")
+def report_command(directory, output, top):
+    """Write a Markdown and an HTML report of the campaign in DIR."""
+    try:
+        paths = build_report(directory, output, top=top)
+    except InputError as e:
+        raise click.ClickException(one_line(e)) from None
+    click.echo(f"report: {paths['markdown']} and {paths['html']} "
+               f"({len(paths['figures'])} figures)")

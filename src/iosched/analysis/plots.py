@@ -1,0 +1,363 @@
+"""Figures of runs and campaigns (PNG).
+
+Every figure is drawn with matplotlib's Agg canvas (no display, no pyplot
+global state: safe to call from any process or thread) and is
+deterministic: fixed size, dpi, colours and an empty PNG ``Software``
+metadata entry, so the same input gives the same bytes with the same
+matplotlib and FreeType.
+
+* one run (the jobs table of :func:`iosched.analysis.jobs.load_jobs`, times
+  in s): :func:`plot_utilization` (busy resources and queue length over
+  time) and :func:`plot_gantt`;
+* a campaign (the tables of :mod:`iosched.analysis.campaign`):
+  :func:`plot_ratio_boxes`, :func:`plot_ecdf`, :func:`plot_tail`;
+* the pieces the burst-buffer reproduction's figures share
+  (:mod:`iosched.analysis.bb_reproduction`): :func:`new_figure`,
+  :func:`save_png`, :func:`log_yscale`, :func:`tail_values`,
+  :func:`tail_figure`.
+
+evalys (the Batsim team's analysis package) was considered and not used: it
+is not one of the project's dependencies, its 4.0.7 ``JobSet.gantt(ax=...)``
+raises ``AttributeError`` ('GanttVisualization' object has no attribute
+'ax'), it is broken with pandas 3, and it would add seaborn for plots that
+matplotlib draws directly.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import PatchCollection
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+from matplotlib.ticker import MaxNLocator
+
+from iosched.analysis.campaign import scheduler_labels
+from iosched.analysis.jobs import parse_allocation, source_of
+from iosched.analysis.metrics import job_metrics
+from iosched.batsim.jobs import COMPLETED_SUCCESSFULLY
+from iosched.errors import InputError
+
+__all__ = ["usage_steps", "queue_steps", "plot_utilization", "plot_gantt", "plot_ratio_boxes",
+           "plot_ecdf", "plot_tail", "tail_values", "tail_figure", "new_figure", "save_png",
+           "log_yscale"]
+
+# PNG text chunks: no matplotlib version, so bytes do not depend on it.
+_PNG_METADATA = {"Software": None}
+_DPI = 100
+
+
+def new_figure(width: float, height: float) -> Figure:
+    """A matplotlib Figure of ``width`` x ``height`` inches on an Agg canvas,
+    constrained layout."""
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def save_png(fig: Figure, path: str | Path, mkdir: bool = False) -> Path:
+    """Write ``fig`` as a PNG at ``path`` (100 dpi, no ``Software`` metadata);
+    with ``mkdir``, create its folder first.  Returns the path.
+
+    :raises InputError: the file (or, with ``mkdir``, its folder) cannot be
+        written.
+    """
+    p = Path(path)
+    try:
+        if mkdir:
+            p.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(p, format="png", dpi=_DPI, metadata=_PNG_METADATA)
+    except OSError as exc:
+        raise InputError(f"{p}: cannot write ({exc.strerror or exc})") from None
+    return p
+
+
+def log_yscale(ax, values: np.ndarray, symlog_linthresh: float | None = None) -> None:
+    """Log y axis when every value drawn is > 0; else a symlog axis with
+    ``symlog_linthresh`` when given (0 has no logarithm), else linear."""
+    if values.size and (values > 0).all():
+        ax.set_yscale("log")
+    elif values.size and symlog_linthresh is not None:
+        ax.set_yscale("symlog", linthresh=symlog_linthresh)
+
+
+# --------------------------------------------------------------------------
+# one run
+
+
+def _step_series(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cumulative sum of ``deltas`` after each distinct time (ties merged)."""
+    if times.size == 0:
+        return np.zeros(0), np.zeros(0)
+    order = np.argsort(times, kind="stable")
+    t, dl = times[order], deltas[order]
+    uniq, first = np.unique(t, return_index=True)
+    summed = np.add.reduceat(dl, first)
+    return uniq, np.cumsum(summed)
+
+
+def usage_steps(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Number of busy resources over time.
+
+    ``jobs``: table shaped like :func:`iosched.analysis.jobs.load_jobs`'s.
+    Returns ``(t, n)``, two 1-D arrays of equal length k: from time t[i]
+    (s) until t[i+1], n[i] resources are allocated to running jobs (each
+    started job adds |allocation| at b_j and removes it at c_j; a job
+    ending when another starts is counted once).  Empty arrays when no job
+    started.  Raises :class:`~iosched.errors.InputError` as
+    :func:`iosched.analysis.metrics.job_metrics` does.
+    """
+    pj = job_metrics(jobs)
+    t = np.concatenate([pj["start"].to_numpy(float), pj["finish"].to_numpy(float)])
+    d = np.concatenate([pj["nb_allocated"].to_numpy(float), -pj["nb_allocated"].to_numpy(float)])
+    return _step_series(t, d)
+
+
+def queue_steps(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Number of waiting jobs (submitted, not yet started) over time.
+
+    ``jobs``: table shaped like :func:`iosched.analysis.jobs.load_jobs`'s.
+    Returns ``(t, q)`` as :func:`usage_steps`: each started job is waiting
+    on [s_j, b_j).  Rejected jobs are left out: Batsim's jobs.csv does not
+    say when they were rejected.  Raises :class:`~iosched.errors.InputError`
+    as :func:`iosched.analysis.metrics.job_metrics` does.
+    """
+    pj = job_metrics(jobs)
+    n = len(pj)
+    t = np.concatenate([pj["submission"].to_numpy(float), pj["start"].to_numpy(float)])
+    d = np.concatenate([np.ones(n), -np.ones(n)])
+    return _step_series(t, d)
+
+
+def plot_utilization(jobs: pd.DataFrame, nb_resources: int, path: str | Path) -> Path:
+    """PNG of busy resources and queue length over time.
+
+    ``jobs``: table shaped like :func:`iosched.analysis.jobs.load_jobs`'s (times
+    in s); ``nb_resources``: platform size (> 0), drawn as a dashed line
+    and the top of the left axis; ``path``: the PNG to write.
+    Left axis: busy resources (step plot of :func:`usage_steps`); right
+    axis: waiting jobs (:func:`queue_steps`); x: time in s.
+    Returns the path written.  Raises :class:`~iosched.errors.InputError`
+    for a bad table (see :func:`iosched.analysis.metrics.job_metrics`), a
+    non-positive ``nb_resources`` or an unwritable path.
+    """
+    if isinstance(nb_resources, bool) or not isinstance(nb_resources, (int, np.integer)) \
+            or nb_resources <= 0:
+        raise InputError(f"nb_resources: must be a positive integer, got {nb_resources!r}")
+    tu, nu = usage_steps(jobs)
+    tq, nq = queue_steps(jobs)
+    fig = new_figure(10, 4.5)
+    ax = fig.subplots()
+    ax2 = ax.twinx()
+    if tu.size:
+        ax.step(tu, nu, where="post", color="tab:blue", linewidth=1.2, label="busy resources")
+    if tq.size:
+        ax2.step(tq, nq, where="post", color="tab:orange", linewidth=1.0, label="waiting jobs")
+    ax.axhline(nb_resources, color="tab:blue", linestyle="--", linewidth=0.8,
+               label=f"nb_resources = {int(nb_resources)}")
+    ax.set_ylim(0, nb_resources * 1.05)
+    ax2.set_ylim(0, max(1.0, float(nq.max()) if nq.size else 1.0) * 1.05)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("busy resources", color="tab:blue")
+    ax2.set_ylabel("waiting jobs", color="tab:orange")
+    handles = ax.get_legend_handles_labels()
+    handles2 = ax2.get_legend_handles_labels()
+    ax.legend(handles[0] + handles2[0], handles[1] + handles2[1], loc="upper center",
+              bbox_to_anchor=(0.5, -0.14), ncol=3, fontsize="small", frameon=False)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax2.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title(f"Resource usage and queue ({Path(source_of(jobs)).name})")
+    if not tu.size:
+        ax.text(0.5, 0.5, "no job started", transform=ax.transAxes, ha="center")
+    return save_png(fig, path)
+
+
+def plot_gantt(jobs: pd.DataFrame, path: str | Path, max_jobs: int | None = None) -> Path:
+    """PNG Gantt chart of the jobs' allocations.
+
+    ``jobs``: table shaped like :func:`iosched.analysis.jobs.load_jobs`'s (times
+    in s); ``path``: the PNG to write; ``max_jobs``: draw only the first
+    ``max_jobs`` started jobs in order of starting time (ties: input order),
+    None for all.  x: time (s); y: resource id.  One rectangle per
+    contiguous interval of each job's allocation, from b_j to c_j, spanning
+    ids a..b as [a - 0.5, b + 0.5]; colours cycle through the ``tab20``
+    palette in start order; jobs reaching a final state other than
+    COMPLETED_SUCCESSFULLY get a hatched rectangle; job ids are written in
+    the rectangles wide enough for it (4 % of the time span) when at most 40
+    jobs are drawn.  Rejected jobs have no
+    allocation and are not drawn.
+    Returns the path written.  Raises :class:`~iosched.errors.InputError`
+    for a bad table (see :func:`iosched.analysis.metrics.job_metrics`), a
+    ``max_jobs`` < 0, or an unwritable path.
+    """
+    if max_jobs is not None and (isinstance(max_jobs, bool) or int(max_jobs) != max_jobs
+                                 or max_jobs < 0):
+        raise InputError(f"max_jobs: must be a non-negative integer or None, got {max_jobs!r}")
+    pj = job_metrics(jobs)
+    order = np.argsort(pj["start"].to_numpy(float), kind="stable")
+    pj = pj.iloc[order]
+    if max_jobs is not None:
+        pj = pj.iloc[: int(max_jobs)]
+    where = source_of(jobs)
+    states = jobs.loc[pj.index, "final_state"].astype(str).to_numpy()
+    allocs = jobs.loc[pj.index, "allocated_resources"].to_numpy()
+    cmap = matplotlib.colormaps["tab20"]
+    fig = new_figure(10, 6)
+    ax = fig.subplots()
+    plain, hatched = [], []
+    label = len(pj) <= 40
+    if len(pj):
+        t0 = float(pj["start"].min())
+        t1 = float(pj["finish"].max())
+        span = t1 - t0 if t1 > t0 else 1.0
+    top = 0
+    for k, (row, state, alloc) in enumerate(zip(pj.itertuples(index=False), states, allocs)):
+        colour = cmap(k % cmap.N)
+        ps = parse_allocation(alloc, where, row.job_id)
+        for iv in ps.intervals():
+            rect = Rectangle((row.start, iv.inf - 0.5), row.runtime, iv.sup - iv.inf + 1,
+                             facecolor=colour, edgecolor="black", linewidth=0.3)
+            (plain if state == COMPLETED_SUCCESSFULLY else hatched).append(rect)
+            top = max(top, iv.sup)
+            if label and row.runtime >= 0.04 * span:
+                ax.text(row.start + row.runtime / 2, (iv.inf + iv.sup) / 2, str(row.job_id),
+                        ha="center", va="center", fontsize=7, clip_on=True)
+    if plain:
+        ax.add_collection(PatchCollection(plain, match_original=True))
+    if hatched:
+        ax.add_collection(PatchCollection(hatched, match_original=True, hatch="//"))
+    if len(pj):
+        ax.set_xlim(t0 - 0.02 * span, t1 + 0.02 * span)
+        ax.set_ylim(-0.5, top + 0.5)
+    else:
+        ax.text(0.5, 0.5, "no job started", transform=ax.transAxes, ha="center")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("resource id")
+    shown = "" if max_jobs is None else f", first {len(pj)} jobs"
+    ax.set_title(f"Allocations ({Path(where).name}{shown}; hatched: not COMPLETED_SUCCESSFULLY)")
+    return save_png(fig, path)
+
+
+# --------------------------------------------------------------------------
+# campaigns
+
+
+def plot_ratio_boxes(df: pd.DataFrame, path, baseline: str,
+                     metrics=("waiting_time_mean", "bounded_slowdown_mean", "utilization")) -> Path:
+    """Box plots of ``ratio_<metric>`` per scheduler (one panel per metric, one
+    box per scheduler, one point per workload part and seed).
+
+    :param df: a table from :func:`~iosched.analysis.campaign.campaign_table` with ratio columns.
+    :returns: the PNG path. :raises InputError: missing ratio columns,
+        unwritable path.
+    """
+    missing = [m for m in metrics if f"ratio_{m}" not in df.columns]
+    if missing:
+        raise InputError(f"ratio box plot: no ratio column for {', '.join(missing)} (no baseline?)")
+    scheds = scheduler_labels(df)
+    fig = new_figure(4.0 * len(metrics), 4.0)
+    axes = fig.subplots(1, len(metrics), squeeze=False)[0]
+    for ax, m in zip(axes, metrics):
+        data = []
+        for s in scheds:
+            v = df.loc[df["scheduler"] == s, f"ratio_{m}"].to_numpy(float)
+            data.append(v[np.isfinite(v)])
+        positions = list(range(1, len(scheds) + 1))
+        nonempty = [(p, v) for p, v in zip(positions, data) if v.size]
+        if nonempty:
+            ax.boxplot([v for _, v in nonempty], positions=[p for p, _ in nonempty], widths=0.6,
+                       showmeans=True)
+        ax.set_xticks(positions, scheds, rotation=30, ha="right")
+        ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)
+        ax.set_title(f"{m} / {baseline}", fontsize="medium")
+        ax.set_ylabel("ratio to baseline")
+    return save_png(fig, path, mkdir=True)
+
+
+def plot_ecdf(jobs: pd.DataFrame, path, metric: str = "waiting_time") -> Path:
+    """ECDF of a per-job metric per scheduler, jobs of every finished run pooled.
+
+    :param jobs: a table from :func:`~iosched.analysis.campaign.job_table`.
+    :returns: the PNG path. :raises InputError: unknown metric column.
+    """
+    if metric not in jobs.columns:
+        raise InputError(f"ECDF: no column {metric!r} in the job table")
+    fig = new_figure(7, 4.5)
+    ax = fig.subplots()
+    for s in scheduler_labels(jobs):
+        v = np.sort(jobs.loc[jobs["scheduler"] == s, metric].to_numpy(float))
+        v = v[np.isfinite(v)]
+        if v.size:
+            ax.step(v, np.arange(1, v.size + 1) / v.size, where="post", label=f"{s} ({v.size} jobs)")
+    ax.set_xlabel(f"{metric} (s)" if metric in ("waiting_time", "turnaround", "runtime") else metric)
+    ax.set_ylabel("fraction of jobs")
+    ax.set_ylim(0, 1.02)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="small")
+    ax.set_title(f"ECDF of {metric}")
+    return save_png(fig, path, mkdir=True)
+
+
+def tail_values(jobs: pd.DataFrame, metric: str = "waiting_time", top: int = 50,
+                schedulers=None) -> dict:
+    """The *top* highest finite values of a per-job metric per scheduler, in
+    decreasing order.
+
+    :param jobs: a table from :func:`~iosched.analysis.campaign.job_table`.
+    :param schedulers: the schedulers, in order (default: every one of
+        *jobs*, sorted).
+    :returns: {scheduler: numpy array} for the schedulers that have values.
+    """
+    out = {}
+    for s in scheduler_labels(jobs) if schedulers is None else schedulers:
+        v = jobs.loc[jobs["scheduler"] == s, metric].to_numpy(float)
+        v = np.sort(v[np.isfinite(v)])[::-1][:top]
+        if v.size:
+            out[s] = v
+    return out
+
+
+def tail_figure(tails: dict, size: tuple, styles: dict,
+                symlog_linthresh: float | None = None) -> tuple:
+    """A tail plot: each series of *tails* (:func:`tail_values`) against its
+    rank, drawn with ``ax.plot(..., **styles[key])`` (give each a
+    ``label``); y axis as :func:`log_yscale`; x label ``rank``; a legend
+    when there is a series.
+
+    :param size: (width, height) in inches.
+    :returns: ``(figure, axes)``, to label and :func:`save_png`.
+    """
+    fig = new_figure(*size)
+    ax = fig.subplots()
+    for key, v in tails.items():
+        ax.plot(np.arange(1, v.size + 1), v, **styles[key])
+    log_yscale(ax, np.concatenate(list(tails.values())) if tails else np.array([]),
+               symlog_linthresh)
+    ax.set_xlabel("rank")
+    if tails:
+        ax.legend(fontsize="small")
+    return fig, ax
+
+
+def plot_tail(jobs: pd.DataFrame, path, metric: str = "waiting_time", top: int = 50) -> Path:
+    """The *top* highest values of a per-job metric per scheduler, in
+    decreasing order against their rank (y in log scale when all are > 0).
+
+    :param jobs: a table from :func:`~iosched.analysis.campaign.job_table`.
+    :returns: the PNG path. :raises InputError: unknown column, top < 1.
+    """
+    if metric not in jobs.columns:
+        raise InputError(f"tail plot: no column {metric!r} in the job table")
+    if top < 1:
+        raise InputError(f"tail plot: top must be >= 1, got {top}")
+    tails = tail_values(jobs, metric, top)
+    fig, ax = tail_figure(tails, (7, 4.5),
+                          {s: {"marker": ".", "linewidth": 1, "label": s} for s in tails})
+    ax.set_ylabel(f"{metric} (s)" if metric in ("waiting_time", "turnaround") else metric)
+    ax.set_title(f"Tail: the {top} highest {metric} values per scheduler")
+    return save_png(fig, path, mkdir=True)
