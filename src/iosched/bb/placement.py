@@ -472,6 +472,12 @@ class BurstBufferPlacer(Placer):
 
     def earliest(self, plan, job, after: float) -> tuple:
         req = job.request
+        if type(plan) is Timeline:      # the list-scheduling hot path, inlined
+            st, masks, free = plan.state()
+            lay = plan.cache.get(self.topology)
+            if lay is not None and lay[2] and after == st[0]:
+                return _scan(self.topology, lay[0], len(st), st.__getitem__, masks.__getitem__,
+                             free.__getitem__, lay[3], req.nodes, req.bb, job.estimate)
         return _scan_plan(plan, self.topology, req.nodes, req.bb, job.estimate, after, False)
 
 

@@ -45,17 +45,22 @@ class Allocation:
         in the pool's unit: bytes, bytes/s).
     :param data: anything the family needs at launch; not interpreted.
 
-    Allocations may be memoised and shared by placers: never mutate one.
+    ``mask`` is the resources as an int bit mask. Allocations may be
+    memoised and shared by placers: never mutate one.
     """
 
-    __slots__ = ("_ids", "_resources", "_mask", "_held", "pools", "data")
+    __slots__ = ("_ids", "_resources", "mask", "_held", "pools", "data")
 
     def __init__(self, resources, pools: Optional[Mapping[str, float]] = None, data=None):
         if isinstance(resources, ProcSet):
             self._resources, self._ids = resources, None
+            self.mask = mask_of(resources)
         else:
             self._resources, self._ids = None, list(resources)
-        self._mask = None
+            m = 0
+            for c in self._ids:
+                m |= 1 << c
+            self.mask = m
         self._held = None
         self.pools = dict(pools or {})
         self.data = data
@@ -73,19 +78,6 @@ class Allocation:
         if self._ids is None:
             self._ids = list(self._resources)
         return self._ids
-
-    @property
-    def mask(self) -> int:
-        """The resources as an int bit mask."""
-        if self._mask is None:
-            if self._resources is not None:
-                self._mask = mask_of(self._resources)
-            else:
-                m = 0
-                for c in self._ids:
-                    m |= 1 << c
-                self._mask = m
-        return self._mask
 
     def held(self, names: tuple, index: Mapping[str, int]) -> list:
         """``[(position in names, amount)]`` of the held pools, for a
