@@ -26,7 +26,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,campaign]'
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps 'pybatsim==3.2.1'
 .venv/bin/python -c 'import simgrid, batsim, zmq, iosched' 2>/dev/null \
     || { echo "setup: the environment is incomplete (simgrid, batsim, zmq or iosched does not import)" >&2; exit 1; }

@@ -17,3 +17,16 @@ Subpackages:
 """
 
 __version__ = "0.1.0"
+
+__all__ = ["simulate", "__version__"]
+
+
+def __getattr__(name):
+    # iosched.simulate is imported on first use (PEP 562): scheduler and
+    # engine processes import iosched.* and must not pay for pandas and the
+    # runner at start-up.
+    if name == "simulate":
+        from iosched.api import simulate
+
+        return simulate
+    raise AttributeError(f"module 'iosched' has no attribute {name!r}")

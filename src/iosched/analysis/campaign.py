@@ -28,6 +28,7 @@ does not record I/O traffic yet (:data:`IO_NOTE`).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 from pathlib import Path
@@ -216,8 +217,10 @@ def ratios(rows: pd.DataFrame, reference: pd.DataFrame, keys, metrics) -> dict:
 def write_table(df: pd.DataFrame, out_dir, stem: str = "runs") -> tuple[Path, Path]:
     """Write *df* as ``out_dir/<stem>.parquet`` (pyarrow, no index) and
     ``out_dir/<stem>.csv`` (UTF-8, "\\n" line ends, floats in shortest repr).
+    pyarrow is an optional extra (``iosched[campaign]``): without it only the
+    CSV file is written.
 
-    :returns: (parquet path, csv path).
+    :returns: (parquet path or None without pyarrow, csv path).
     :raises InputError: the folder cannot be created or written.
     """
     d = Path(out_dir)
@@ -225,9 +228,12 @@ def write_table(df: pd.DataFrame, out_dir, stem: str = "runs") -> tuple[Path, Pa
         d.mkdir(parents=True, exist_ok=True)
         pq = d / f"{stem}.parquet"
         csv = d / f"{stem}.csv"
-        tmp = d / f".{stem}.parquet.tmp"
-        df.to_parquet(tmp, engine="pyarrow", index=False)
-        tmp.replace(pq)
+        if importlib.util.find_spec("pyarrow") is not None:
+            tmp = d / f".{stem}.parquet.tmp"
+            df.to_parquet(tmp, engine="pyarrow", index=False)
+            tmp.replace(pq)
+        else:
+            pq = None
         tmp = d / f".{stem}.csv.tmp"
         df.to_csv(tmp, index=False, lineterminator="\n")
         tmp.replace(csv)

@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import time
 from pathlib import Path
 
 import click
+import zmq
 
 from iosched.run.simulation import free_port
 
@@ -17,8 +19,6 @@ __all__ = ["calibrate", "cpu_times", "steal_share", "write_result"]
 
 
 def _zmq_echo(port):  # runs in a child process
-    import zmq
-
     ctx = zmq.Context()
     sock = ctx.socket(zmq.REP)
     sock.bind(f"tcp://127.0.0.1:{port}")
@@ -37,10 +37,6 @@ def calibrate(n: int = 5000) -> dict:
     of a small pyzmq REQ/REP message between two processes on loopback (the
     transport of every Batsim message), and the time (s) of a pure-Python
     loop of 10^7 additions."""
-    import multiprocessing
-
-    import zmq
-
     port = free_port()
     proc = multiprocessing.get_context("spawn").Process(target=_zmq_echo, args=(port,), daemon=True)
     proc.start()

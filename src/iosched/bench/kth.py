@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 
 import click
+import schedulers  # pybatsim's example schedulers (easyBackfill)
 
 from iosched.bench.common import calibrate, cpu_times, steal_share, write_result
 from iosched.engine.server import import_simgrid
@@ -72,8 +73,6 @@ REFERENCE = {
               show_default=True)
 def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, output):
     """Time the embedded engine with pybatsim's easyBackfill on KTH-SP2."""
-    import schedulers  # pybatsim's example schedulers
-
     try:
         if swf is None:
             swf = find_default_swf()

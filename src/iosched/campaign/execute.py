@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import importlib.metadata
+import logging
 import os
 import shutil
 import subprocess
@@ -170,14 +172,26 @@ class CampaignResult:
         return sum(1 for r in self.runs if run_status(r["dir"]) == "done")
 
 
+def _distributed(name: str):
+    """``distributed.<name>``: Dask is an optional extra (``pip install
+    iosched[campaign]``), imported when a campaign runs.
+
+    :raises InputError: Dask is not installed (one line saying how to get it).
+    """
+    try:
+        module = importlib.import_module("distributed")
+    except ImportError:
+        raise InputError("campaigns need Dask: pip install 'iosched[campaign]' "
+                         "(or dask[distributed])") from None
+    return getattr(module, name)
+
+
 def _start_client(workers: int | None, cluster: str | None):
     """A dask.distributed Client: on *cluster* (an address) or on a new local
     cluster of *workers* thread workers of this process (in-process transport;
     the only sockets are the HTTP servers distributed always starts for its
     scheduler and workers, bound to loopback on free ports)."""
-    import logging
-
-    from distributed import Client, LocalCluster
+    Client, LocalCluster = _distributed("Client"), _distributed("LocalCluster")
 
     for name in ("distributed", "distributed.core", "distributed.worker", "distributed.scheduler",
                  "distributed.nanny", "distributed.http.proxy"):
@@ -243,8 +257,7 @@ def run_campaign(campaign: Campaign, workers: int | None = None, cluster: str | 
     bar.update(failed=len(failed))
     try:
         with signals_raise(INTERRUPT_SIGNALS):
-            from distributed import as_completed
-
+            as_completed = _distributed("as_completed")
             client, lc = _start_client(workers, cluster)
             nthreads = max(1, sum(client.nthreads().values()))
             futures = client.map(execute_run, todo, key=[f"iosched-run-{r['id']}" for r in todo],

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 
+from tqdm import tqdm
+
 __all__ = ["Progress"]
 
 
@@ -14,8 +16,6 @@ class Progress:
     def __init__(self, total: int, initial: int, enabled: bool, desc: str = "campaign"):
         self.bar = None
         if enabled:
-            from tqdm import tqdm
-
             self.bar = tqdm(total=total, initial=initial, unit="run", desc=desc,
                             file=sys.stderr, dynamic_ncols=True, leave=True)
 

@@ -36,6 +36,7 @@ s; a process still running when its time is up is killed and the run fails.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import math
 import os
 import signal
@@ -140,8 +141,6 @@ def _set_subreaper(flag: bool) -> None:
     if not sys.platform.startswith("linux"):
         return
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_CHILD_SUBREAPER, int(flag), 0, 0, 0)
     except Exception:  # pragma: no cover - best effort only
