@@ -106,10 +106,6 @@ class Topology:
         self.assign_cache: dict = {}
         #: pool names of a plan -> layout of the burst-buffer pools (:func:`_layout`)
         self.layouts: dict = {}
-        #: ``(id(free tuple), bb) -> (free tuple, burst buffers of bb bytes it
-        #: holds)`` for the immutable segments of timelines (the tuple is kept,
-        #: so its id cannot be reused while memoised)
-        self.slot_memo: dict = {}
 
 
 def window(profile: AvailabilityProfile, t: float, duration: float) -> tuple:
@@ -266,7 +262,7 @@ def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tol
         ``(inf, None)``; allocations are memoised in ``topo.assign_cache``
         (shared: do not modify).
     """
-    acache, smemo = topo.assign_cache, topo.slot_memo
+    acache = topo.assign_cache
     bad = [None] * S
     seg_mask = [None] * S  # mask_of_seg(k), computed once per segment
     i = 0
@@ -287,16 +283,7 @@ def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tol
                 b = mj.bit_count() < n
                 if not b:
                     fj = free_of(j)
-                    if type(fj) is tuple:   # an immutable timeline segment: memoised
-                        hit = smemo.get((id(fj), bb))
-                        if hit is None or hit[0] is not fj:
-                            hit = (fj, sum(int(math.floor((f + tl) / bb)) for f, tl in zip(fj, tols)))
-                            if len(smemo) > 500000:
-                                smemo.clear()
-                            smemo[(id(fj), bb)] = hit
-                        b = hit[1] < n
-                    else:
-                        b = sum(int(math.floor((f + tl) / bb)) for f, tl in zip(fj, tols)) < n
+                    b = sum(int(math.floor((f + tl) / bb)) for f, tl in zip(fj, tols)) < n
                 bad[j] = b
             if b:
                 ok = False
