@@ -56,13 +56,14 @@ from typing import Mapping, Sequence
 
 from procset import ProcSet
 
-from iosched.batsim.dynamic import RUN_WORKLOAD
+from iosched.batsim.dynamic import RUN_WORKLOAD, run_job_id
+from iosched.batsim.jobs import NO_WALLTIME, walltime_seconds
 from iosched.errors import InputError
 
 __all__ = [
     "MB", "GB", "KIB", "CPU_SPEED", "TARGET_PHASE_FLOPS", "MAX_COMPUTE_PHASES",
     "CHECKPOINT_FACTOR", "DYN_WORKLOAD", "JobRequest", "RunSpec", "num_compute_phases",
-    "job_request", "build_run", "bb_held", "run_job_id", "static_id_of",
+    "job_request", "build_run", "bb_held",
 ]
 
 MB = 10 ** 6
@@ -117,12 +118,7 @@ def job_request(job_json: Mapping) -> JobRequest:
         raise InputError(f"job {job_json.get('id')}: res={nodes!r} is not a positive integer")
     if not (bb > 0 and math.isfinite(bb)) or flops < 0 or com < 0 or not math.isfinite(flops + com):
         raise InputError(f"job {job_json.get('id')}: bb must be > 0, flops and com >= 0 (finite)")
-    wt = job_json.get("walltime", -1)
-    try:
-        wt = float(wt)
-    except (TypeError, ValueError):
-        wt = -1.0
-    return JobRequest(nodes, bb, flops, com, wt if wt > 0 and math.isfinite(wt) else math.inf)
+    return JobRequest(nodes, bb, flops, com, walltime_seconds(job_json.get("walltime")))
 
 
 def num_compute_phases(flops: float, target: float = TARGET_PHASE_FLOPS,
@@ -157,16 +153,6 @@ class RunSpec:
     sequence: list
     phases: int
     bb_per_storage: dict
-
-
-def run_job_id(static_id: str) -> str:
-    """``"w0!12"`` -> ``"bb!12"`` (the dynamic job that runs a workload job)."""
-    return f"{DYN_WORKLOAD}!{static_id.split('!', 1)[1]}"
-
-
-def static_id_of(run_id: str, workload: str = "w0") -> str:
-    """``"bb!12"`` -> ``"w0!12"`` (inverse of :func:`run_job_id`)."""
-    return f"{workload}!{run_id.split('!', 1)[1]}"
 
 
 def bb_held(bb_of: Mapping[int, int], bb: float) -> dict:
@@ -252,6 +238,6 @@ def build_run(static_id: str, req: JobRequest, compute: Sequence[int], bb_of: Ma
         profiles[names["k"]] = checkpoint
         profiles[names["cd"]] = compute_drain
     profiles[local] = {"type": "composed", "repeat": 1, "seq": seq}
-    wt = req.walltime if math.isfinite(req.walltime) else -1
+    wt = req.walltime if math.isfinite(req.walltime) else NO_WALLTIME
     return RunSpec(run_job_id(static_id), local, profiles, ProcSet(*hosts), m, wt, seq, phases, held)
 

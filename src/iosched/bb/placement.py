@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import re
+from math import floor
 from bisect import bisect_right
 from typing import Mapping, Optional
 
@@ -283,7 +284,12 @@ def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tol
                 b = mj.bit_count() < n
                 if not b:
                     fj = free_of(j)
-                    b = sum(int(math.floor((f + tl) / bb)) for f, tl in zip(fj, tols)) < n
+                    tot = 0     # burst buffers the segment holds, counted up to n
+                    for f, tl in zip(fj, tols):
+                        tot += int(floor((f + tl) / bb))
+                        if tot >= n:
+                            break
+                    b = tot < n
                 bad[j] = b
             if b:
                 ok = False

@@ -60,6 +60,7 @@ from iosched.bb.model import CPU_SPEED, GB, KIB, MB
 from iosched.errors import InputError
 from iosched.workloads.default_swf import find_default_swf
 from iosched.workloads.swf import read_swf
+from iosched.workloads.subset import workload_subset
 
 __all__ = ["LOGNORM_S", "LOGNORM_LOC", "LOGNORM_SCALE", "BB_MIN", "SHORT_JOB", "SHORT_BB",
            "RUNTIME_FACTOR", "IO_BANDWIDTH", "COM_MEAN", "COM_STD", "NB_COMPUTE", "NB_STORAGE",
@@ -205,12 +206,8 @@ def three_week_parts(workload: dict, nb_parts: int = 16, length: float = PART_SE
             off = jobs[0]["subtime"] - 1
             for j in jobs:
                 j["subtime"] = _num(j["subtime"] - off)
-        keep = {j["profile"] for j in jobs}
-        p = dict(workload)
-        p["jobs"] = jobs
-        p["profiles"] = {kk: v for kk, v in workload["profiles"].items() if kk in keep}
-        p["description"] = f"{workload['description']}, part {k} [{lo:.0f}, {hi:.0f}) s"
-        parts.append(p)
+        parts.append(workload_subset(
+            workload, jobs, description=f"{workload['description']}, part {k} [{lo:.0f}, {hi:.0f}) s"))
     return parts
 
 

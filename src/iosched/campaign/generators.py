@@ -8,6 +8,7 @@ import math
 import random
 
 from iosched.errors import InputError
+from iosched.workloads.subset import workload_subset
 
 __all__ = ["synthetic_workload", "split_parts"]
 
@@ -78,8 +79,5 @@ def split_parts(workload: dict, length: float, count: int | None = None) -> list
             jj = dict(j)
             jj["subtime"] = round(float(j["subtime"]) - t0 - k * length, 6)
             part_jobs.append(jj)
-        used = {j["profile"] for j in part_jobs}
-        profiles = {n: p for n, p in workload["profiles"].items() if n in used}
-        out.append((k, {**{kk: v for kk, v in workload.items() if kk not in ("jobs", "profiles")},
-                        "jobs": part_jobs, "profiles": profiles}))
+        out.append((k, workload_subset(workload, part_jobs)))
     return out
