@@ -30,15 +30,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-GOLDEN = {
-    "g1_various_filler": ("small_platform.xml", "test_various_profile_types.json", "fillerSched"),
-    "g2_hpc250_easy": ("cluster512.xml", "example_workload_hpc_seed1_jobs250.json", "easyBackfill"),
-    "g3_pfs_filler": ("cluster512_pfs.xml", "pfs_jobs.json", "fillerSched"),
-    "g4_walltime_filler": ("small_platform.xml", "test_walltime.json", "fillerSched"),
-    "g5_seqdelay_filler": ("small_platform.xml", "test_sequence_delay.json", "fillerSched"),
-    "g6_kth1000_easy": ("cluster100.xml", "kth1000_delay.json", "easyBackfill"),
-}
-ORDER_DEPENDENT = {"g1_various_filler", "g4_walltime_filler"}
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+
+from test_golden import CASES as GOLDEN, ORDER_DEPENDENT  # noqa: E402  (the golden cases, once)
+
 FILES = ("out_jobs.csv", "out_machine_states.csv", "out_schedule.csv")
 WALL_CLOCK = {"scheduling_time", "simulation_time"}
 

@@ -96,7 +96,7 @@ def test_mask_round_trip():
 @given(busy_jobs, busy_jobs)
 def test_timeline_push_equals_profile_reserve_and_pop_undoes(busy, plan):
     prof = _profile(busy)
-    tl = Timeline(prof, 0.0)
+    tl = prof.snapshot()
     before = tl.state()
     placer = FirstFit()
     held = []

@@ -125,13 +125,25 @@ def _workload_inputs(campaign: Campaign, entry: dict, platform: dict, seed: int,
         pieces = split_parts(w, float(parts[unit]) * SECONDS_PER[unit], parts.get("count"))
     if not pieces or not any(piece["jobs"] for _, piece in pieces):
         raise InputError(f"{campaign.path}: workload {label!r}: no job left after selection")
+    return _entries(_write_pieces(d, key, index, pieces), d, label, identity, seeded=False)
+
+
+def _write_pieces(d: Path, key: str, index: Path, pieces) -> list[dict]:
+    """Write each ``(part, workload)`` of ``pieces`` as ``d/<key>.json`` (part
+    None) or ``d/<key>-p<part>.json`` (only when changed) and the ``index``
+    listing them; returns that listing (``part``, ``file``, ``sha256``)."""
     listed = []
     for part, piece in pieces:
         name = f"{key}.json" if part is None else f"{key}-p{part}.json"
         write_if_changed(d / name, dump_workload(piece))
         listed.append({"part": part, "file": name, "sha256": sha256_file(d / name)})
     write_if_changed(index, json.dumps(listed, indent=2, sort_keys=True) + "\n")
-    return [{"label": label, "part": item["part"], "seeded": False, "path": str(d / item["file"]),
+    return listed
+
+
+def _entries(listed: list, d: Path, label: str, identity: dict, seeded: bool) -> list[dict]:
+    """The run-input entries of a workload's listed files."""
+    return [{"label": label, "part": item["part"], "seeded": seeded, "path": str(d / item["file"]),
              "identity": {**identity, "part": item["part"], "sha256": item["sha256"]}}
             for item in listed]
 
@@ -169,16 +181,8 @@ def _python_workload(campaign: Campaign, entry: dict, seed: int, d: Path) -> lis
         if not pieces or not all(isinstance(w, dict) and "jobs" in w for w in pieces):
             raise InputError(f"{campaign.path}: workload {label!r}: {entry['python']} must return "
                              "a workload dict or a list of them")
-        listed = []
-        for k, w in enumerate(pieces):
-            part = None if single else k
-            name = f"{key}.json" if single else f"{key}-p{k}.json"
-            write_if_changed(d / name, dump_workload(w))
-            listed.append({"part": part, "file": name, "sha256": sha256_file(d / name)})
-        write_if_changed(index, json.dumps(listed, indent=2, sort_keys=True) + "\n")
-    return [{"label": label, "part": item["part"], "seeded": True, "path": str(d / item["file"]),
-             "identity": {**identity, "part": item["part"], "sha256": item["sha256"]}}
-            for item in listed]
+        listed = _write_pieces(d, key, index, [(None if single else k, w) for k, w in enumerate(pieces)])
+    return _entries(listed, d, label, identity, seeded=True)
 
 
 def _scheduler_identity(entry: dict) -> dict:

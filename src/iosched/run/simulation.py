@@ -22,6 +22,7 @@ run is retried on another port (3 attempts).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shlex
@@ -99,7 +100,14 @@ def free_port() -> int:
 
 
 def _resolve_scheduler(scheduler) -> tuple[Path, dict]:
-    """Map a scheduler name or file to (absolute file, default options)."""
+    """Map a scheduler name or file to (absolute file, default options).
+
+    :raises InputError: unknown name, missing file, or pybatsim (which runs
+        every scheduler file) not installed.
+    """
+    if importlib.util.find_spec("batsim") is None:
+        raise InputError("pybatsim is not installed: pip install --no-deps pybatsim==3.2.1 "
+                         "(README, Installing with pip)")
     text = str(scheduler)
     if not text:
         raise InputError("scheduler: empty name")

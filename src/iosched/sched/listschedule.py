@@ -64,7 +64,7 @@ class ListPlan:
     def tl(self) -> Timeline:
         """The timeline of the profile at ``now`` (made at the first use)."""
         if self._tl is None:
-            self._tl = Timeline(self.profile, self.now)
+            self._tl = self.profile.snapshot(self.now)
         return self._tl
 
     def _pop_to(self, p: int) -> None:

@@ -130,7 +130,7 @@ class Window:
 
 
 def _timeline(plan, t: float) -> Timeline:
-    return plan if isinstance(plan, Timeline) else Timeline(plan, t)
+    return plan if isinstance(plan, Timeline) else plan.snapshot(t)
 
 
 class Placer:

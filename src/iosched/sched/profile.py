@@ -50,6 +50,7 @@ from procset import ProcInt, ProcSet
 from sortedcontainers import SortedDict, SortedKeyList
 
 from iosched.errors import ProfileError
+from iosched.sched.timeline import Timeline
 
 __all__ = ["AvailabilityProfile", "Reservation", "lowest_ids", "INF"]
 
@@ -281,6 +282,15 @@ class AvailabilityProfile:
         segs = [bp[k] for k in starts]
         return (starts, [g.res for g in segs], [g.n for g in segs], [g.pools for g in segs],
                 self._names, self._tol)
+
+    def snapshot(self, now: Optional[float] = None) -> Timeline:
+        """A what-if copy of the free capacity from ``now`` (default: the
+        profile's ``now``) on, with push/pop undo
+        (:class:`~iosched.sched.timeline.Timeline`); the profile is not changed.
+
+        :raises ProfileError: if ``now`` is before the profile's ``now``.
+        """
+        return Timeline(self, self._now if now is None else now)
 
     def reservations(self) -> list:
         """Live reservations (not removed, ending after ``now``), by ``rid``."""
