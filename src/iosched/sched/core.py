@@ -41,6 +41,7 @@ import logging
 import math
 from typing import Callable, Optional
 
+from procset import ProcSet
 from sortedcontainers import SortedKeyList, SortedSet
 
 from iosched.batsim.jobs import COMPLETED_FAILED, COMPLETED_KILLED, COMPLETED_WALLTIME_REACHED, walltime_seconds
@@ -118,9 +119,9 @@ class Scheduler:
 
     # ------------------------------------------------------------ state
     @property
-    def compute(self):
+    def compute(self) -> ProcSet:
         """ProcSet of the compute resources (empty before :meth:`begin`)."""
-        return self.profile.resources if self.profile is not None else None
+        return self.machine.compute if self.machine is not None else ProcSet()
 
     @property
     def queue(self) -> list:

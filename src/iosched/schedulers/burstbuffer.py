@@ -55,7 +55,7 @@ from procset import ProcSet
 from iosched.bb import model, plan
 from iosched.bb.placement import BurstBufferPlacer, NodesOnlyPlacer
 from iosched.errors import InputError
-from iosched.sched.adapter import PybatsimScheduler
+from iosched.sched.adapter import PybatsimScheduler, state_name
 from iosched.sched.core import Scheduler
 from iosched.sched.listschedule import ListSchedule, waiting_cost
 from iosched.sched.orders import fcfs, sjf
@@ -144,7 +144,7 @@ class Burstbuffer(PybatsimScheduler):
         """The workload job a dynamic run job ran (None for other jobs)."""
         sid = self.by_run.pop(batsim_job.id, None)
         if sid is not None:
-            self.completed[sid] = getattr(batsim_job.job_state, "name", str(batsim_job.job_state))
+            self.completed[sid] = state_name(batsim_job)
         return sid
 
     def launch(self, running) -> None:
