@@ -150,7 +150,7 @@ def test_engine_bad_platform_and_flags(inputs, tmp_path):
     bad = tmp_path / "bad.xml"
     bad.write_text("<platform><zone></platform>")
     for args, code, message in [
-        (["-p", bad, "-w", w], 1, "Invalid XML"),
+        (["-p", bad, "-w", w], 1, "invalid platform XML"),
         (["-p", tmp_path / "nope.xml", "-w", w], 1, "cannot be read"),
         (["-p", p, "-w", tmp_path / "nope.json"], 1, "cannot be read"),
         (["-p", p, "-w", w, "-r", "ghost:storage"], 1, "unknown host 'ghost'"),

@@ -52,7 +52,7 @@ from procset import ProcSet
 
 from iosched.batsim.dynamic import RUN_WORKLOAD, STATIC_WORKLOAD
 from iosched.batsim.jobs import REJECTED
-from iosched.batsim.outputs import JOBS_COLUMNS
+from iosched.batsim.outputs import JOBS_COLUMNS, check_not_torn
 from iosched.errors import InputError
 from iosched.run.record import RECORD_FILE
 
@@ -149,11 +149,13 @@ def load_jobs(path: str | Path, prefix: str | None = None, merge: bool = True) -
 
     Raises :class:`~iosched.errors.InputError` (one line naming the file, and
     the column and line when relevant) when the file is missing, empty, not
-    CSV, lacks a column, has a non-numeric value in a numeric column, or has
+    CSV, torn (:func:`check_not_torn`), lacks a column, has a non-numeric
+    value in a numeric column, or has
     a non-rejected job without a submission, starting or finish time; and
     as :func:`merge_runs` does.
     """
     f = find_jobs_file(path, prefix)
+    check_not_torn(f)
     try:
         raw = pd.read_csv(f, dtype=str, keep_default_na=False, na_filter=False)
     except pd.errors.EmptyDataError:

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from iosched.analysis.jobs import parse_allocation, source_of
+from iosched.batsim.outputs import check_not_torn
 from iosched.engine.platform import count_compute_hosts
 from iosched.errors import InputError
 from iosched.run.record import compute_hosts
@@ -53,10 +54,13 @@ def nb_resources_from_machine_states(path: str | Path) -> int:
     machines.  Returns that sum (an int); every row must agree.
 
     Raises :class:`~iosched.errors.InputError` when the file is missing,
-    empty, has no ``nb_*`` column or no row, has a non-integer count, or
+    torn (:func:`iosched.batsim.outputs.check_not_torn`), empty, has no ``nb_*`` column or no row, has a non-integer count, or
     when the rows do not all sum to the same number.
     """
     p = Path(path)
+    if not p.exists():
+        raise InputError(f"{p}: no such file")
+    check_not_torn(p)
     try:
         ms = pd.read_csv(p)
     except FileNotFoundError:

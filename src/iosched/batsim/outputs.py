@@ -7,7 +7,11 @@ Source: Batsim's ``docs/output-jobs.rst``, ``docs/output-schedule.rst`` and
 
 from __future__ import annotations
 
-__all__ = ["BATSIM_VERSION", "JOBS_COLUMNS", "SCHEDULE_COLUMNS", "MACHINE_STATES_COLUMNS",
+import os
+
+from iosched.errors import InputError
+
+__all__ = ["check_not_torn", "BATSIM_VERSION", "JOBS_COLUMNS", "SCHEDULE_COLUMNS", "MACHINE_STATES_COLUMNS",
            "JOBS_SUFFIX", "SCHEDULE_SUFFIX", "MACHINE_STATES_SUFFIX", "f6"]
 
 BATSIM_VERSION = "4.2.1"
@@ -47,3 +51,25 @@ MACHINE_STATES_COLUMNS = (
 def f6(x: float) -> str:
     """A number as Batsim writes times and amounts (``%f``: 6 decimals)."""
     return f"{x:.6f}"
+
+
+def check_not_torn(path: str | os.PathLike) -> None:
+    """Refuse an output file cut short: a non-empty file whose last line does
+    not end with a newline (an engine or a copy killed while writing; the
+    embedded engine writes its outputs atomically, so a torn file comes from
+    elsewhere, e.g. a real Batsim killed mid-write).
+
+    :raises InputError: one line naming the file.
+    """
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            if fh.tell() == 0:
+                return
+            fh.seek(-1, os.SEEK_END)
+            last = fh.read(1)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if last != b"\n":
+        raise InputError(f"{path}: torn file (the last line is incomplete: the run that "
+                         "wrote it was killed or is still writing)")

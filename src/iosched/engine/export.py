@@ -10,11 +10,13 @@ order in which jobs reached their final state. Rejected jobs get a row with
 :class:`ExportMixin` is the part of :class:`iosched.engine.server.Simulation`
 that records the rows while the simulation runs (one per job, one per change
 of the machines' states) and writes the files at its end; the ``write_*``
-functions write the files.
+functions write the files, each atomically (a temporary file renamed over
+the final name: a killed engine never leaves a torn ``_jobs.csv``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from iosched.batsim.jobs import (
@@ -34,24 +36,64 @@ from iosched.batsim.outputs import (
     SCHEDULE_SUFFIX,
     f6,
 )
+from iosched.errors import InputError
 
-__all__ = ["ExportMixin", "prepare_prefix", "write_jobs", "write_schedule", "write_machine_states"]
+__all__ = ["ExportMixin", "check_outputs_writable", "prepare_prefix", "write_jobs", "write_schedule", "write_machine_states"]
 
 
 def prepare_prefix(prefix: str) -> None:
-    """Create the directory part of an output prefix if it does not exist.
+    """Create the directory part of an output prefix if it does not exist, and
+    check that the output files can be written there (before the simulation
+    runs, not after).
 
     :raises OSError: the directory cannot be created.
+    :raises InputError: an output path is a directory, or the directory is
+        not writable (the message names the path).
     """
     d = os.path.dirname(prefix)
     if d:
         os.makedirs(d, exist_ok=True)
+    check_outputs_writable(prefix)
+
+
+def check_outputs_writable(prefix: str) -> None:
+    """Check that ``PREFIX_jobs.csv`` and its siblings can be (re)placed.
+
+    :raises InputError: an output path exists and is not a regular file, or
+        its directory is missing or not writable.
+    """
+    d = os.path.dirname(prefix) or "."
+    for suffix in (JOBS_SUFFIX, SCHEDULE_SUFFIX, MACHINE_STATES_SUFFIX):
+        path = f"{prefix}{suffix}"
+        if os.path.lexists(path) and not os.path.isfile(path):
+            raise InputError(f"{path}: output path exists and is not a regular file")
+    if not os.path.isdir(d):
+        raise InputError(f"{d}: output directory does not exist")
+    if not os.access(d, os.W_OK | os.X_OK):
+        raise InputError(f"{d}: output directory is not writable")
+
+
+@contextlib.contextmanager
+def _atomic(path: str):
+    """Open a temporary file next to *path* for writing; rename it to *path*
+    when the block ends without error (a killed writer leaves no file that
+    looks finished: only ``.PATH.tmp-PID``)."""
+    d, base = os.path.split(path)
+    tmp = os.path.join(d, f".{base}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "w", newline="") as f:
+            yield f
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def write_jobs(prefix: str, rows: list[dict]) -> str:
     """Write ``PREFIX_jobs.csv``; each row maps :data:`JOBS_COLUMNS` to strings."""
     path = f"{prefix}{JOBS_SUFFIX}"
-    with open(path, "w", newline="") as f:
+    with _atomic(path) as f:
         f.write(",".join(JOBS_COLUMNS) + "\n")
         cols = JOBS_COLUMNS[:-1]
         lines = []
@@ -75,7 +117,7 @@ def _csv_field(v: str) -> str:
 def write_schedule(prefix: str, values: dict) -> str:
     """Write ``PREFIX_schedule.csv`` (one header line, one value line)."""
     path = f"{prefix}{SCHEDULE_SUFFIX}"
-    with open(path, "w", newline="") as f:
+    with _atomic(path) as f:
         f.write(",".join(SCHEDULE_COLUMNS) + "\n")
         f.write(",".join(str(values[c]) for c in SCHEDULE_COLUMNS) + "\n")
     return path
@@ -85,7 +127,7 @@ def write_machine_states(prefix: str, rows: list[tuple]) -> str:
     """Write ``PREFIX_machine_states.csv``: one row per time the number of
     machines in a state changed (``time`` in s, then counts)."""
     path = f"{prefix}{MACHINE_STATES_SUFFIX}"
-    with open(path, "w", newline="") as f:
+    with _atomic(path) as f:
         f.write(",".join(MACHINE_STATES_COLUMNS) + "\n")
         for t, idle, computing in rows:
             f.write(f"{f6(t)},0,0,0,{idle},{computing},0\n")

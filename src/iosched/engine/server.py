@@ -57,7 +57,7 @@ from iosched.engine.ipp import (
     T_WALLTIME,
 )
 from iosched.engine.jobs import RUNNING, SUBMITTED, Job
-from iosched.engine.platform import build_resources
+from iosched.engine.platform import build_resources, validate_platform
 from iosched.engine.protocol import ProtocolMixin
 from iosched.engine.workload import load_workload
 from iosched.errors import InputError, ProtocolError
@@ -196,6 +196,7 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
             args.append("--log=root.thres:critical")
         for lg in self.cfg.sg_log:
             args.append(f"--log={lg}")
+        validate_platform(self.cfg.platform)  # what SimGrid would abort on
         e = simgrid.Engine(args)
         try:
             e.load_platform(self.cfg.platform)

@@ -4,7 +4,9 @@ Format: Batsim 4.2.1 ``docs/input-workload.rst``. A workload is an object with
 ``jobs`` (list), ``profiles`` (object) and optionally ``nb_res``. Jobs have
 ``id`` (string or integer), ``subtime`` (s, >= 0), ``res`` (int >= 1),
 ``profile`` (name) and optionally ``walltime`` (s, > 0, or -1 for none);
-any other field is kept and forwarded to the scheduler.
+any other field is kept and forwarded to the scheduler. Every number must be
+finite, and times (``subtime``, ``walltime``, ``delay``) at most
+:data:`iosched.checks.MAX_TIME` (2**32 s; :mod:`iosched.checks` says why).
 
 Profile types executed by the engine (parameters in bytes, flops, seconds):
 
@@ -26,14 +28,14 @@ SMPI and usage-trace replays are out of scope and rejected.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass, field
 
 import jsonschema
 
-from iosched.batsim.jobs import NO_WALLTIME, job_id, local_id, walltime_field_ok
+from iosched.batsim.jobs import NO_WALLTIME, SEPARATOR, job_id, local_id, walltime_field_ok
+from iosched.checks import MAX_FLOAT, MAX_TIME, check_finite, check_time, loads_json, non_finite
 from iosched.errors import InputError
 
 OUT_OF_SCOPE_TYPES = {
@@ -138,11 +140,21 @@ def _first_error(validator, instance, where: str) -> None:
 
 def check_job_fields(job: dict, where: str) -> None:
     """Check a job object against :data:`JOB_SCHEMA` (the fields of a
-    workload's job, and of a REGISTER_JOB's ``job``).
+    workload's job, and of a REGISTER_JOB's ``job``), then its numbers: every
+    number finite (:func:`iosched.checks.check_finite`, extra fields
+    included), ``subtime`` and ``walltime`` at most
+    :data:`iosched.checks.MAX_TIME` s.
 
     :raises InputError: the first violation, prefixed by ``where``.
     """
     _first_error(_JOB_VALIDATOR, job, where)
+    if SEPARATOR not in where:  # workload jobs: name the job by its id too
+        where = f"{where} (id '{job['id']}')"
+    check_finite(job, where)
+    check_time(job["subtime"], where, "subtime")
+    wt = job.get("walltime")
+    if wt is not None and wt != NO_WALLTIME:
+        check_time(wt, where, "walltime")
 
 
 def job_walltime(value) -> float | None:
@@ -152,7 +164,20 @@ def job_walltime(value) -> float | None:
 
 
 def _is_num(x) -> bool:
-    return (type(x) is float or type(x) is int) and x >= 0
+    """A finite number >= 0 (NaN fails both comparisons)."""
+    return (type(x) is float or type(x) is int) and 0 <= x <= MAX_FLOAT
+
+
+def _scalars_ok(d: dict) -> bool:
+    """No value of *d* is a container or a non-finite number."""
+    for v in d.values():
+        t = type(v)
+        if t is float or t is int:
+            if not (-MAX_FLOAT <= v <= MAX_FLOAT):
+                return False
+        elif t is dict or t is list:
+            return False
+    return True
 
 
 def _fast_job_ok(job: dict) -> bool:
@@ -163,10 +188,11 @@ def _fast_job_ok(job: dict) -> bool:
     wt = job.get("walltime", 0)
     return (
         type(job.get("id")) in (str, int)
-        and _is_num(sub)
+        and _is_num(sub) and sub <= MAX_TIME
         and type(res) is int and res >= 1
         and type(job.get("profile")) is str
-        and (type(wt) is float or type(wt) is int)
+        and (type(wt) is float or type(wt) is int) and wt <= MAX_TIME
+        and _scalars_ok(job)
     )
 
 
@@ -178,7 +204,7 @@ def _nums_ok(xs) -> bool:
     if type(xs) is not list:
         return False
     for x in xs:
-        if not ((type(x) is float or type(x) is int) and x >= 0):
+        if not ((type(x) is float or type(x) is int) and 0 <= x <= MAX_FLOAT):
             return False
     return True
 
@@ -231,6 +257,13 @@ def validate_profile(name: str, profile, where: str, profiles: dict | None = Non
         )
     if not _fast_profile_ok(ptype, profile):
         _first_error(_VALIDATORS[ptype], profile, loc)
+        check_finite(profile, loc)
+    else:
+        for key, v in profile.items():
+            if key != "cpu" and key != "com" and non_finite(v) is not None:
+                check_finite({key: v}, loc)
+    if ptype == "delay":
+        check_time(profile["delay"], loc, "delay")
     if ptype == "parallel":
         cpu, com = profile.get("cpu"), profile.get("com")
         if cpu is None and com is None:
@@ -307,21 +340,23 @@ def load_workload(path: str, name: str) -> Workload:
 
     :param path: the file.
     :param name: the workload name (``w0`` for the first ``-w``...).
-    :raises InputError: missing file, invalid JSON, schema violation, unknown
-        or out-of-scope profile type, missing profile, negative or non-numeric
-        times, duplicate job ids; the message names the file and the field.
+    :raises InputError: missing file, invalid or too deeply nested JSON,
+        schema violation, unknown or out-of-scope profile type, missing
+        profile, negative, non-numeric, non-finite (NaN, Infinity, 1e400) or
+        too large times (above :data:`iosched.checks.MAX_TIME`), any other
+        non-finite number, duplicate job ids; the message names the file, the
+        job or profile, and the field.
     """
     try:
         with open(path, "rb") as f:
-            data = json.load(f)
+            text = f.read()
     except FileNotFoundError:
         raise InputError(f"{path}: workload file not found") from None
     except IsADirectoryError:
         raise InputError(f"{path}: workload path is a directory") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read workload file: {exc.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: invalid JSON: {exc}") from None
+    data = loads_json(text, path)
     _first_error(_WORKLOAD_VALIDATOR, data, path)
     profiles = data["profiles"]
     for pname, prof in profiles.items():

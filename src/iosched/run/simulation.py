@@ -34,6 +34,7 @@ from pathlib import Path
 
 import psutil
 
+from iosched.engine.export import check_outputs_writable
 from iosched.errors import InputError, one_line
 from iosched.run.affinity import claim_cpu, parse_cpu
 from iosched.run.hosts import compute_hosts_of_argv
@@ -257,7 +258,9 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
 
     Returns a :class:`RunResult`. Raises :class:`InputError` for bad
     arguments (missing file, unknown scheduler, bad timeout, bad *cpu*, options not a
-    JSON object, output directory that cannot be created) and
+    JSON object or holding a non-finite number, output directory that cannot be
+    created or an output path such as ``out_jobs.csv`` that cannot be
+    written) and
     :class:`RunError` when a process cannot start, never listens, exits
     non-zero, is killed or times out; in every case both process trees are
     gone when the function returns or raises.
@@ -294,6 +297,7 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
         raise InputError(f"output directory {output_dir}: cannot create: "
                          f"{e.strerror or e}") from None
     prefix = out / "out"
+    check_outputs_writable(str(prefix))
     env_add = {"PYTHONUNBUFFERED": "1"}
     env = dict(os.environ, **env_add)
     cwd = os.getcwd()

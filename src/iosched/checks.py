@@ -1,0 +1,115 @@
+"""Checks of the numbers and the nesting of user input, shared by every reader.
+
+Python's :mod:`json` accepts ``NaN``, ``Infinity`` and literals that overflow
+to infinity (``1e400``), and integers of any size; YAML accepts ``.nan`` and
+``.inf``. None of them is a usable time, size or option, so every reader
+checks the numbers it reads with :func:`non_finite` /
+:func:`check_finite` and says which field of which file is wrong.
+
+Times are bounded by :data:`MAX_TIME` (the rule: at 2**32 s, about 136
+years, a double still resolves 2**-20 s < 1 µs, the precision of the
+outputs; beyond it a job's duration could vanish in float precision, e.g. a
+5 s job submitted at 1e20 s would end at its start).
+
+Deep nesting (``[[[[...``) makes the :mod:`json` decoder recurse;
+:func:`loads_json` turns the resulting :class:`RecursionError` into a
+one-line :class:`~iosched.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from iosched.errors import InputError
+
+__all__ = ["MAX_TIME", "MAX_FLOAT", "TIME_RULE", "non_finite", "check_finite", "check_time",
+           "loads_json"]
+
+#: Largest time accepted in an input (s): 2**32 s, about 136 years.
+MAX_TIME = float(2 ** 32)
+#: Largest finite double.
+MAX_FLOAT = sys.float_info.max
+#: The time rule, quoted in error messages.
+TIME_RULE = ("times must be <= 2^32 s (about 136 years): beyond, durations of a microsecond "
+             "vanish in float precision")
+
+
+def _bad_number(x) -> bool:
+    """True for a float NaN or infinity, or an int beyond the largest double."""
+    t = type(x)
+    if t is float:
+        return not (-MAX_FLOAT <= x <= MAX_FLOAT)
+    if t is int:
+        return not (-MAX_FLOAT <= x <= MAX_FLOAT)
+    return False
+
+
+def non_finite(obj, path: str = "") -> tuple[str, object] | None:
+    """The first non-finite number in *obj* (nested dicts and lists), or None.
+
+    :param obj: a decoded JSON / YAML value.
+    :param path: prefix of the returned path.
+    :returns: ``(path, value)``: *path* is ``/``-separated keys and indices
+        (``""`` for *obj* itself); a value is non-finite when it is a float NaN
+        or infinity, or an int too large for a double. Iterative (no
+        recursion limit).
+    """
+    stack = [(path, obj)]
+    while stack:
+        p, x = stack.pop()
+        if type(x) is dict:
+            for k, v in reversed(list(x.items())):
+                stack.append((f"{p}/{k}" if p else str(k), v))
+        elif type(x) is list:
+            for i in range(len(x) - 1, -1, -1):
+                stack.append((f"{p}/{i}" if p else str(i), x[i]))
+        elif _bad_number(x):
+            return p, x
+    return None
+
+
+def _show(x) -> str:
+    if type(x) is int:
+        return f"an integer of {len(str(abs(x)))} digits"
+    return repr(x)
+
+
+def check_finite(obj, where: str) -> None:
+    """Refuse a non-finite number anywhere in *obj*.
+
+    :param where: names the file and the object (job, profile...); the path
+        of the bad field is appended.
+    :raises InputError: ``WHERE: field 'PATH': VALUE is not a finite number``.
+    """
+    bad = non_finite(obj)
+    if bad is not None:
+        p, x = bad
+        loc = f"{where}: field '{p}'" if p else where
+        raise InputError(f"{loc}: {_show(x)} is not a finite number "
+                         "(NaN, Infinity and numbers beyond 1.8e308 are refused)")
+
+
+def check_time(value, where: str, field: str) -> None:
+    """Refuse a finite time (s) above :data:`MAX_TIME`.
+
+    :raises InputError: naming *where* and *field*, quoting :data:`TIME_RULE`.
+    """
+    if value > MAX_TIME:
+        raise InputError(f"{where}: field '{field}': {value:g} s is too large ({TIME_RULE})")
+
+
+def loads_json(text, where: str):
+    """``json.loads`` with one-line errors.
+
+    :param text: str or bytes.
+    :param where: names the file in messages.
+    :raises InputError: invalid JSON (with the decoder's line and column), or
+        nesting too deep for the decoder.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise InputError(f"{where}: invalid JSON: nesting too deep") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{where}: invalid JSON: {exc}") from None
