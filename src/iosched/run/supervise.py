@@ -16,6 +16,11 @@ Used by both entry points, :func:`iosched.run.simulation.run_simulation` and
   attribute is cleared when the last concurrent run ends. A descendant that
   calls ``setsid`` itself is only found if it was seen in a tree snapshot
   (taken every 0.2 s).
+* Whatever kills the runner, even SIGKILL, its sessions die with it: the
+  orphan guard (:mod:`iosched.run.guard`, :func:`guard_sessions`), a small
+  process in a session of its own, holds the read end of a pipe from the
+  runner, is told each session the runner starts and cleans up, and kills
+  the sessions still listed when the pipe closes.
 * Cleanup (:func:`cleanup`) = SIGTERM to every process of both sessions and
   recorded trees, up to :data:`KILL_GRACE` s for them to exit, then SIGKILL
   to whatever is left (sessions re-scanned, so late forks are caught), then
@@ -63,6 +68,7 @@ __all__ = [
     "check_seconds",
     "cleanup",
     "fmt_s",
+    "guard_sessions",
     "kill_descendants",
     "run_error",
     "signals_raise",
@@ -166,6 +172,50 @@ def subreaper():
 
 
 # --------------------------------------------------------------------------
+# the orphan guard (iosched.run.guard): our sessions die with us
+
+_GUARD_SCRIPT = str(Path(__file__).with_name("guard.py"))
+_guard_lock = threading.Lock()
+_guard: tuple[int, subprocess.Popen, object] | None = None  # (owner pid, guard, pipe)
+
+
+def _guard_pipe():
+    """The write end of the pipe to this process's guard (started on first use,
+    restarted if it died or if this process is a fork of its owner)."""
+    global _guard
+    if _guard is not None and _guard[0] == os.getpid() and _guard[1].poll() is None:
+        return _guard[2]
+    proc = subprocess.Popen([sys.executable, "-I", "-S", _GUARD_SCRIPT], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, close_fds=True)
+    _guard = (os.getpid(), proc, proc.stdin)
+    return proc.stdin
+
+
+def guard_sessions(add: Iterable[int] = (), remove: Iterable[int] = ()) -> None:
+    """Tell the orphan guard (:mod:`iosched.run.guard`) the session ids to kill
+    if this process dies (*add*), and those cleaned up (*remove*).
+
+    Best effort: if the guard cannot be started or reached, the runner's own
+    cleanup still applies (only a SIGKILLed runner would leave orphans).
+    """
+    global _guard
+    lines = [f"+{s}\n" for s in add] + [f"-{s}\n" for s in remove]
+    if not lines:
+        return
+    data = "".join(lines).encode()
+    with _guard_lock:
+        for _ in range(2):  # a dead guard is restarted once
+            try:
+                pipe = _guard_pipe()
+                pipe.write(data)
+                pipe.flush()
+                return
+            except OSError:
+                _guard = None
+
+
+# --------------------------------------------------------------------------
 # one supervised process
 
 
@@ -213,6 +263,7 @@ class Child:
             for f in (out, err):
                 if f is not None and f is not subprocess.STDOUT:
                     f.close()
+        guard_sessions(add=[self.pid])
         try:
             self.seen[self.pid] = psutil.Process(self.pid)
         except psutil.Error:
@@ -333,6 +384,8 @@ def cleanup(children: list[Child], grace: float = KILL_GRACE) -> None:
             break
         _signal_all(alive, signal.SIGKILL)
         _wait_dead(alive, grace)
+    # the sessions are empty: the guard forgets them before their ids can be reused
+    guard_sessions(remove=sids)
     # reap the leaders (Popen keeps their exit status)
     for c in started:
         try:
