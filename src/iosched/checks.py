@@ -24,7 +24,7 @@ import sys
 from iosched.errors import InputError
 
 __all__ = ["MAX_TIME", "MAX_FLOAT", "TIME_RULE", "non_finite", "check_finite", "check_time",
-           "loads_json"]
+           "loads_json", "option_number"]
 
 #: Largest time accepted in an input (s): 2**32 s, about 136 years.
 MAX_TIME = float(2 ** 32)
@@ -113,3 +113,32 @@ def loads_json(text, where: str):
         raise InputError(f"{where}: invalid JSON: nesting too deep") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{where}: invalid JSON: {exc}") from None
+
+
+def option_number(options: dict, key: str, default, *, integer: bool = False,
+                  minimum: float | None = None, maximum: float | None = None,
+                  exclusive_minimum: bool = False):
+    """A scheduler option read as a number, checked finite and in range.
+
+    :param options: the options dict (``-o`` JSON).
+    :param default: returned when *key* is absent.
+    :param integer: an int is required (bools refused), else any real number.
+    :param minimum: lower bound (strict if *exclusive_minimum*); *maximum*:
+        upper bound (inclusive).
+    :returns: an int or a float.
+    :raises InputError: ``option 'KEY': expected ..., got VALUE``.
+    """
+    value = options.get(key, default)
+    kind = "an integer" if integer else "a finite number"
+    rng = ""
+    if minimum is not None:
+        rng += f" {'>' if exclusive_minimum else '>='} {minimum:g}"
+    if maximum is not None:
+        rng += f"{' and' if rng else ''} <= {maximum:g}"
+    ok = type(value) is int or (not integer and type(value) is float and not _bad_number(value))
+    if ok and (minimum is not None and (value <= minimum if exclusive_minimum else value < minimum)
+               or maximum is not None and value > maximum):
+        ok = False
+    if not ok:
+        raise InputError(f"option '{key}': expected {kind}{rng}, got {value!r}")
+    return value if integer else float(value)

@@ -7,6 +7,7 @@ piece does not break the others.
 Subcommands:
 
 * ``iosched run``       -- :mod:`iosched.run.cli` (one simulation, or a robin file)
+* ``iosched sched``     -- :mod:`iosched.run.sched_cli` (a pybatsim scheduler by hand, on loopback)
 * ``iosched metrics``   -- :mod:`iosched.analysis.cli`
 * ``iosched workload``  -- :mod:`iosched.workloads.cli` (SWF -> Batsim JSON)
 * ``iosched platform``  -- :mod:`iosched.platforms` (SimGrid platform XMLs)
@@ -25,6 +26,7 @@ import click
 # name -> (module, attribute holding the click command)
 _SUBCOMMANDS = {
     "run": ("iosched.run.cli", "run_command"),
+    "sched": ("iosched.run.sched_cli", "sched_command"),
     "metrics": ("iosched.analysis.cli", "metrics_command"),
     "workload": ("iosched.workloads.cli", "workload_command"),
     "platform": ("iosched.platforms", "platform_command"),

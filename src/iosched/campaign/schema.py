@@ -16,8 +16,11 @@ from pathlib import Path
 import jsonschema
 
 from iosched.campaign.files import slug
+from iosched.engine.platform import validate_platform
+from iosched.engine.workload import load_workload
 from iosched.errors import InputError, one_line
 from iosched.run.robin import load_yaml_mapping
+from iosched.sched.registry import resolve
 
 __all__ = ["CAMPAIGN_SCHEMA", "SECONDS_PER", "Campaign", "load_campaign"]
 
@@ -194,8 +197,12 @@ def load_campaign(path, output=None) -> Campaign:
     :returns: a :class:`Campaign`.
     :raises InputError: unreadable file, invalid YAML, schema violation
         (unknown or missing field, wrong type: the message names the file and
-        the field), duplicate labels, a baseline that is not a scheduler label,
-        a missing input file.
+        the field), a non-finite number anywhere (``.nan``, ``.inf``), duplicate
+        labels, a baseline that is not a scheduler label, a scheduler name
+        unknown to :func:`iosched.sched.registry.resolve`, a missing input
+        file, a workload file or a platform file that the engine would refuse
+        (:func:`iosched.engine.workload.load_workload`,
+        :func:`iosched.engine.platform.validate_platform`).
     """
     p, data = load_yaml_mapping(path, "campaign file",
                                 "the fields name, platforms, workloads, schedulers")
@@ -209,10 +216,14 @@ def load_campaign(path, output=None) -> Campaign:
         q = Path(value).expanduser()
         return q if q.is_absolute() else base / q
 
-    def file_entry(e: dict, where: str) -> None:  # resolve e["file"], default label
+    def file_entry(e: dict, where: str, check) -> None:  # resolve e["file"], default label
         f = rel(e["file"])
         if not f.is_file():
             raise InputError(f"{p}: field {where}.file: file not found: {e['file']}")
+        try:
+            check(str(f))
+        except InputError as exc:
+            raise InputError(f"{p}: field {where}.file: {exc}") from None
         e["file"] = str(f)
         e.setdefault("label", slug(f.stem))
 
@@ -220,7 +231,7 @@ def load_campaign(path, output=None) -> Campaign:
     for i, entry in enumerate(data["platforms"]):
         e = {"file": entry} if isinstance(entry, str) else dict(entry)
         if "file" in e:
-            file_entry(e, f"platforms[{i}]")
+            file_entry(e, f"platforms[{i}]", validate_platform)
         elif "cluster" in e:
             e.setdefault("label", f"cluster{e['cluster']['nb_nodes']}")
         else:
@@ -231,7 +242,7 @@ def load_campaign(path, output=None) -> Campaign:
     for i, entry in enumerate(data["workloads"]):
         e = {"file": entry} if isinstance(entry, str) else dict(entry)
         if "file" in e:
-            file_entry(e, f"workloads[{i}]")
+            file_entry(e, f"workloads[{i}]", lambda f: load_workload(f, "w0"))
         elif "python" in e:
             e["args"] = dict(e.get("args") or {})
             e.setdefault("label", slug(e["python"].rsplit(":", 1)[1]))
@@ -267,6 +278,10 @@ def load_campaign(path, output=None) -> Campaign:
             e["name"] = str(f)
             e.setdefault("label", slug(f.stem))
         else:
+            try:
+                resolve(name)
+            except InputError as exc:
+                raise InputError(f"{p}: field schedulers[{i}].name: {exc}") from None
             e.setdefault("label", slug(name))
         schedulers.append(e)
     for what, items in (("platforms", platforms), ("workloads", workloads),

@@ -14,6 +14,7 @@ import signal
 import click
 
 from iosched.clicommon import OneLineErrorCommand
+from iosched.checks import loads_json
 from iosched.errors import InputError, one_line
 from iosched.analysis.format import format_table
 from iosched.analysis.metrics_file import write_metrics
@@ -101,10 +102,7 @@ def run_command(ctx, robin_file, platform, workload, scheduler, options_json, ou
                         raise InputError(f"missing {name} (or give a robin file)")
                 options = None
                 if options_json is not None:
-                    try:
-                        options = json.loads(options_json)
-                    except json.JSONDecodeError as e:
-                        raise InputError(f"--options: invalid JSON: {e}") from None
+                    options = loads_json(options_json, "--options")
                     if not isinstance(options, dict):
                         raise InputError("--options: expected a JSON object such as "
                                          "'{\"key\": 1}'")

@@ -20,6 +20,7 @@ from pathlib import Path
 import psutil
 import yaml
 
+from iosched.checks import check_finite
 from iosched.errors import InputError, one_line
 from iosched.run.affinity import claim_cpu, parse_cpu
 from iosched.run.hosts import compute_hosts_of_argv
@@ -68,7 +69,8 @@ def load_yaml_mapping(path, what: str, fields: str) -> tuple[Path, dict]:
     :param fields: the expected fields, for the message when it is not a mapping.
     :returns: ``(Path, dict)``.
     :raises InputError: one line naming the file: missing, unreadable, invalid
-        YAML (with line and column) or not a mapping.
+        YAML (with line and column), nested too deeply, not a mapping, or
+        holding a non-finite number (``.nan``, ``.inf``; the field is named).
     """
     p = Path(os.fspath(path))
     try:
@@ -81,8 +83,11 @@ def load_yaml_mapping(path, what: str, fields: str) -> tuple[Path, dict]:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
         raise InputError(f"{p}: invalid YAML: {yaml_error_text(e)}") from None
+    except RecursionError:
+        raise InputError(f"{p}: invalid YAML: nesting too deep") from None
     if not isinstance(data, dict):
         raise InputError(f"{p}: expected a mapping with {fields}")
+    check_finite(data, str(p))
     return p, data
 
 

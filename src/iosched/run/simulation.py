@@ -34,6 +34,7 @@ from pathlib import Path
 
 import psutil
 
+from iosched.checks import check_finite
 from iosched.engine.export import check_outputs_writable
 from iosched.errors import InputError, one_line
 from iosched.run.affinity import claim_cpu, parse_cpu
@@ -61,6 +62,7 @@ __all__ = [
     "ENGINES",
     "engine_command",
     "free_port",
+    "resolve_scheduler",
     "run_simulation",
 ]
 
@@ -100,7 +102,7 @@ def free_port() -> int:
 # run_simulation
 
 
-def _resolve_scheduler(scheduler) -> tuple[Path, dict]:
+def resolve_scheduler(scheduler) -> tuple[Path, dict]:
     """Map a scheduler name or file to (absolute file, default options).
 
     :raises InputError: unknown name, missing file, or pybatsim (which runs
@@ -280,7 +282,8 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
             raise InputError("workload: none given")
     if options is not None and not isinstance(options, dict):
         raise InputError(f"options: expected a JSON object, got {type(options).__name__}")
-    sched_file, defaults = _resolve_scheduler(scheduler)
+    check_finite(options, "options")
+    sched_file, defaults = resolve_scheduler(scheduler)
     merged = {**defaults, **(options or {})}
     try:
         options_json = json.dumps(merged, allow_nan=False)

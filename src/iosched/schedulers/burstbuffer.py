@@ -54,6 +54,7 @@ from procset import ProcSet
 
 from iosched.bb import model, plan
 from iosched.bb.placement import BurstBufferPlacer, NodesOnlyPlacer
+from iosched.checks import option_number
 from iosched.errors import InputError
 from iosched.sched.adapter import PybatsimScheduler, state_name
 from iosched.sched.core import Scheduler
@@ -102,16 +103,17 @@ class Burstbuffer(PybatsimScheduler):
         if pol not in POLICIES:
             raise InputError(f"policy={pol!r} is unknown; expected one of {', '.join(POLICIES)}")
         self.policy = pol
-        self.seed = int(opts.get("seed", 0))
-        self.alpha = float(opts.get("alpha", int(pol[-1]) if pol.startswith("plan-") else 1))
-        self.iterations = int(opts.get("iterations", 200))
-        self.chi0 = float(opts.get("chi0", 0.8))
-        self.cooling = float(opts.get("cooling", 0.9))
-        self.capacity = float(opts.get("bb_capacity", DEFAULT_BB_CAPACITY))
-        self.period = float(opts.get("period", 0) or 0)
+        self.seed = option_number(opts, "seed", 0, integer=True, minimum=0)
+        self.alpha = option_number(opts, "alpha", int(pol[-1]) if pol.startswith("plan-") else 1,
+                                   minimum=0, exclusive_minimum=True)
+        self.iterations = option_number(opts, "iterations", 200, integer=True, minimum=0)
+        self.chi0 = option_number(opts, "chi0", 0.8, minimum=0, maximum=1, exclusive_minimum=True)
+        self.cooling = option_number(opts, "cooling", 0.9, minimum=0, maximum=1,
+                                     exclusive_minimum=True)
+        self.capacity = option_number(opts, "bb_capacity", DEFAULT_BB_CAPACITY, minimum=0,
+                                      exclusive_minimum=True)
+        self.period = option_number(opts, "period", 0, minimum=0) if opts.get("period") else 0.0
         self.stats_path = opts.get("stats")
-        if self.capacity <= 0 or self.period < 0 or self.alpha <= 0:
-            raise InputError("bb_capacity and alpha must be > 0, period >= 0")
         self.placer = BurstBufferPlacer(self.capacity, str(opts.get("pfs", "pfs")))
         self.by_run: dict = {}        # run id -> static id
         self.started: list = []
