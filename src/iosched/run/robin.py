@@ -6,6 +6,9 @@ one with robin's semantics, so that the same file can be replayed with the
 real Batsim and robin; :func:`write_robin` writes the file that replays a
 run; :func:`load_robin` reads and validates one. Also here: the safe YAML
 mapping loader shared with the campaign files (:func:`load_yaml_mapping`).
+
+A robin file is code, not data: ``batcmd`` and ``schedcmd`` are shell
+commands that :func:`run_robin` executes as they are. Run only files you trust.
 """
 
 from __future__ import annotations
