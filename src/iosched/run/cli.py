@@ -8,7 +8,6 @@ the status is 128+signal (130 for Ctrl-C).
 
 from __future__ import annotations
 
-import json
 import signal
 
 import click
