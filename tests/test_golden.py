@@ -21,7 +21,9 @@ the tie-break order observed in the golden run.
 """
 
 import csv
+import gzip
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -43,6 +45,26 @@ CASES = {
 }
 ORDER_DEPENDENT = {"g1_various_filler", "g4_walltime_filler"}
 
+#: golden runs recorded with ``shared/golden/schedulers/fcfsIo.py`` (a
+#: deterministic FCFS): platform, workload, the scheduler's options and the
+#: engine's extra arguments (as on the real Batsim's command line)
+FCFSIO_CASES = {
+    "g7_kill_pfs_fcfsio": ("cluster16_pfs.xml", "io3_kill_midtransfer.json",
+                           {"kill": {"w0!killed_by_sched": 15.0}, "backfill": True}, []),
+    "g9_io1_pfs_contention_fcfsio": ("cluster16_pfs.xml", "io1_pfs_contention.json",
+                                     {"storage_mapping": {"pfs": "pfs"}, "backfill": True}, []),
+    "g10_io2_staging_composed_fcfsio": ("cluster16_pfs.xml", "io2_staging_composed.json",
+                                        {"storage_mapping": {"pfs": "pfs", "bb": "node_15"},
+                                         "backfill": True},
+                                        ["-r", "node_15:storage"]),
+    "g11_io4_ptask_mix_fcfsio": ("cluster16_pfs.xml", "io4_ptask_mix.json", {"backfill": True}, []),
+}
+
+#: the full KTH-SP2 trace as parallel_homogeneous profiles under easyBackfill
+#: (28,467 jobs; gzipped workload and out_jobs.csv)
+G8 = "g8_kthfull_ph_easy"
+G8_CASE = ("cluster100.xml", "kthfull_ph.json.gz", "easyBackfill")
+
 
 def pybatsim_scheduler(name: str) -> Path:
     import schedulers  # pybatsim's package of example schedulers
@@ -51,26 +73,51 @@ def pybatsim_scheduler(name: str) -> Path:
 
 
 def read_jobs(path) -> dict:
-    with open(path, newline="") as f:
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", newline="") as f:
         return {r["job_id"]: r for r in csv.DictReader(f)}
 
 
-def run_case(shared, case, tmp_path, scheduler=None, options=None):
-    plat, wl, sched = CASES[case]
+def golden_jobs(shared, case) -> dict:
+    d = shared / "golden" / case
+    return read_jobs(d / "out_jobs.csv" if (d / "out_jobs.csv").is_file() else d / "out_jobs.csv.gz")
+
+
+def fcfsio_scheduler(shared) -> Path:
+    return shared / "golden" / "schedulers" / "fcfsIo.py"
+
+
+def case_inputs(shared, case, tmp_path):
+    """``(platform, workload, scheduler file, options, engine args)`` of a
+    golden case; a gzipped workload is decompressed into *tmp_path* (the
+    real Batsim reads plain JSON too)."""
     inputs = shared / "golden" / "inputs"
+    if case in FCFSIO_CASES:
+        plat, wl, options, eargs = FCFSIO_CASES[case]
+        return inputs / plat, inputs / wl, fcfsio_scheduler(shared), options, eargs
+    plat, wl, sched = G8_CASE if case == G8 else CASES[case]
+    wl_path = inputs / wl
+    if wl_path.suffix == ".gz":
+        plain = tmp_path / wl_path.stem
+        with gzip.open(wl_path, "rb") as src, open(plain, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        wl_path = plain
+    return inputs / plat, wl_path, pybatsim_scheduler(sched), None, []
+
+
+def run_case(shared, case, tmp_path, scheduler=None, options=None, timeout=300):
     out = tmp_path / case
-    run_simulation(inputs / plat, inputs / wl, scheduler or pybatsim_scheduler(sched), out,
-                   options=options, timeout=300)
-    return read_jobs(out / "out_jobs.csv"), read_jobs(shared / "golden" / case / "out_jobs.csv")
+    out.mkdir(parents=True, exist_ok=True)
+    plat, wl, sched, opts, eargs = case_inputs(shared, case, out)
+    run_simulation(plat, wl, scheduler or sched, out, options=options or opts,
+                   engine_args=eargs, timeout=timeout)
+    return read_jobs(out / "out_jobs.csv"), golden_jobs(shared, case)
 
 
-def close(a: str, b: str) -> bool:
-    x, y = float(a), float(b)
-    return abs(x - y) <= ABS_TOL + REL_TOL * abs(y)
-
-
-def assert_same_run(ours: dict, gold: dict):
-    assert sorted(ours) == sorted(gold), "not the same jobs"
+def differences(ours: dict, gold: dict) -> list[str]:
+    """Job-by-job differences: final state, allocation, start and finish
+    beyond the tolerance."""
     bad = []
     for jid, g in gold.items():
         o = ours[jid]
@@ -81,12 +128,40 @@ def assert_same_run(ours: dict, gold: dict):
         for col in ("starting_time", "finish_time"):
             if not close(o[col], g[col]):
                 bad.append(f"{jid}: {col} {o[col]} != {g[col]}")
+    return bad
+
+
+def close(a: str, b: str) -> bool:
+    x, y = float(a), float(b)
+    return abs(x - y) <= ABS_TOL + REL_TOL * abs(y)
+
+
+def assert_same_run(ours: dict, gold: dict):
+    assert sorted(ours) == sorted(gold), "not the same jobs"
+    bad = differences(ours, gold)
     assert not bad, f"{len(bad)} differences, first: " + "; ".join(bad[:5])
 
 
 @pytest.mark.parametrize("case", sorted(set(CASES) - ORDER_DEPENDENT))
 def test_golden_run_reproduced(shared, case, tmp_path):
     ours, gold = run_case(shared, case, tmp_path)
+    assert_same_run(ours, gold)
+
+
+@pytest.mark.parametrize("case", sorted(FCFSIO_CASES))
+def test_golden_fcfsio_run_reproduced(shared, case, tmp_path):
+    """g7, g9-g11: PFS contention, kills (walltime, scheduler's KILL_JOB)
+    during transfers, data staging, composed profiles, mixed parallel
+    tasks, under the deterministic ``fcfsIo.py``."""
+    ours, gold = run_case(shared, case, tmp_path)
+    assert_same_run(ours, gold)
+
+
+@pytest.mark.slow
+def test_golden_kth_full_parallel_homogeneous(shared, tmp_path):
+    """g8: the whole KTH-SP2 trace (28,467 jobs) as parallel_homogeneous
+    tasks under easyBackfill: every job, state, allocation and time."""
+    ours, gold = run_case(shared, G8, tmp_path, timeout=3600)
     assert_same_run(ours, gold)
 
 

@@ -351,7 +351,10 @@ class ExecutionMixin:
 
     def _progress(self, j, now):
         """The ``job_progress`` entry of a running job killed at *now*
-        (JOB_KILLED)."""
+        (JOB_KILLED): ``{"profile_name", "progress"}`` (a ratio in [0, 1]),
+        for a composed profile ``{"profile_name", "current_task_index",
+        "current_task": {...}}``, as Batsim 4.2.1's ``generate_task_tree``
+        (src/protocol.cpp)."""
         prof = self.profiles[j.workload][j.profile]
         steps = j.steps or []
         k = j.step_index
@@ -370,12 +373,12 @@ class ExecutionMixin:
             seq = prof["seq"]
             per = max(1, len(steps) // (len(seq) * int(prof.get("repeat", 1))))
             idx = (k // per) % len(seq)
-            return {"profile": j.profile, "current_task_index": idx,
-                    "current_task": {"profile": seq[idx], "progress": frac}}
+            return {"profile_name": j.profile, "current_task_index": idx,
+                    "current_task": {"profile_name": seq[idx], "progress": frac}}
         if total_delay(steps) is not None and steps:
             tot = sum(s.seconds for s in steps)
             frac = min(1.0, (now - j.start) / tot) if tot > 0 else 1.0
-        return {"profile": j.profile, "progress": frac}
+        return {"profile_name": j.profile, "progress": frac}
 
     def _complete(self, j, state, ret, notify=True):
         """The job ends now; its executor tells the server (route latency)."""

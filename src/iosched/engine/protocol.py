@@ -37,7 +37,7 @@ from iosched.batsim.jobs import (
     split_job_id,
     walltime_field_ok,
 )
-from iosched.engine.ipp import P_DECISION, P_READY, T_CALL
+from iosched.engine.ipp import P_DECISION, P_KILLED, P_READY, T_CALL
 from iosched.engine.jobs import RUNNING, SCHEDULED, SUBMITTED, DynamicSpec, Job
 from iosched.engine.workload import check_job_fields, job_walltime, validate_profile
 from iosched.errors import InputError, ProtocolError
@@ -243,19 +243,42 @@ class ProtocolMixin:
         return (self._apply_kill, list(ids))
 
     def _apply_kill(self, ids):
+        """KILL_JOB received by Batsim's server: its killer actor stops the
+        running jobs now (their finish time) and sends KILLING_DONE to the
+        server, one master-to-master latency later (``P_KILLED``, handled by
+        :meth:`_killing_done`).
+
+        Follows Batsim 4.2.1 ``server_on_kill_jobs`` (src/server.cpp) and
+        ``killer_process`` (src/jobs_execution.cpp): the progress of a job is
+        taken before it is stopped; a job already ended is left alone.
+        """
         progress = {}
+        killed = []
         for jid in ids:
             j = self.jobs[jid]
             if j.state == RUNNING:
                 progress[jid] = self._progress(j, self.now)
                 self._stop_physics(j)
                 self._complete(j, COMPLETED_KILLED, -2, notify=False)
+                killed.append(j)
             else:
-                # it ended (or never started) before the kill: pybatsim 3.2.1
-                # needs an entry for every id once the object is not empty
-                progress[jid] = {"profile": j.profile,
+                # it ended (or never started) before the kill: Batsim 4.2.1
+                # gives no progress for it, but pybatsim 3.2.1 indexes
+                # job_progress by every id once the object is not empty
+                # (README "Known differences")
+                progress[jid] = {"profile_name": j.profile,
                                  "progress": 1.0 if j.state in FINAL_STATES else 0.0}
-        self._emit("JOB_KILLED", {"job_ids": list(ids), "job_progress": progress})
+        self._post(self.now, self.L_mm, P_KILLED, (list(ids), progress, killed))
+
+    def _killing_done(self, ids, progress, killed):
+        """KILLING_DONE handled by the server (Batsim 4.2.1
+        ``server_on_killing_done``, src/server.cpp): JOB_COMPLETED
+        (COMPLETED_KILLED, return code -2, the job's allocation) for each job
+        really killed, then one JOB_KILLED for all the requested ids."""
+        for j in killed:
+            self._emit("JOB_COMPLETED", {"job_id": j.id, "job_state": j.state,
+                                         "return_code": j.return_code, "alloc": j.alloc_str})
+        self._emit("JOB_KILLED", {"job_ids": ids, "job_progress": progress})
 
     def _h_call(self, ts, data):
         t = data.get("timestamp")

@@ -49,6 +49,7 @@ from iosched.engine.ipp import (
     P_COMPLETED,
     P_DECISION,
     P_HELLO,
+    P_KILLED,
     P_READY,
     P_SUBMIT,
     T_CALL,
@@ -473,6 +474,8 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
         elif kind == P_CALL:
             self.pending_calls -= 1
             self._emit("REQUESTED_CALL", {})
+        elif kind == P_KILLED:
+            self._killing_done(*data)
         elif kind == P_HELLO:
             pass
 
