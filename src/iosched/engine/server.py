@@ -435,7 +435,7 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
                 self._complete(j, self._success_state(j), None)
         elif kind == T_WALLTIME:
             j, token = data
-            if j.state == RUNNING and j.token == token:
+            if j.state == RUNNING and j.token == token and not self._ends_now(j):
                 self._walltime_reached(j)
         elif kind == T_CALL:
             self._post(t, Lmm, P_CALL)
