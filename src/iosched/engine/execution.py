@@ -54,10 +54,14 @@ INF = math.inf
 #: the server actor itself, which also waits for it (see ``_wait_direct``).
 _DIRECT = "direct"
 
-#: walltime ties: a task whose remaining work at its walltime is at most this
-#: fraction of the whole is float residue of SimGrid's updates, and completes
-#: (see ``ExecutionMixin._ends_now``)
-TIE_RESIDUE = 1e-9
+#: ties (s): a task that its current rate would end within this time is float
+#: residue of SimGrid's updates: it ends now (walltime ties,
+#: ``ExecutionMixin._ends_now``; simultaneous ends, ``_collect_due``)
+TIE_RESIDUE = 1e-6
+
+
+def _exec_order(j):
+    return j.exec_seq
 
 
 class _Worker:
@@ -95,6 +99,7 @@ class _Worker:
                     else:
                         ex = sg.this_actor.exec_init([hosts[h] for h in s.hosts], s.cpu, s.com)
                         j.exec = ex
+                        j.exec_seq = next(sim._seq)
                         ex.start()
                         ex.wait()
                         j.exec = None
@@ -263,7 +268,11 @@ class ExecutionMixin:
     def _collect_due(self, skip=None):
         """Test the direct jobs whose lower bound is <= now (except *skip*,
         known finished): the finished ones go to ``direct_done``. Returns
-        the unfinished ones (their entries stay in the heap)."""
+        the unfinished ones (their entries stay in the heap). A task left
+        with float residue only (``_residue_only``) is cancelled and counts
+        as finished: it ends at this instant, as in Batsim where SimGrid's
+        other update history ends it in the same step as the others (g8:
+        jobs 5988 and 5989, started 18 s apart, end at 6,905,681.0542)."""
         heap = self.dbounds
         due = []
         while heap and heap[0][0] <= self.now:
@@ -274,6 +283,9 @@ class ExecutionMixin:
         for entry in due:
             j = entry[2]
             if j.exec.test():
+                self.direct_done.append((j, entry[3]))
+            elif self._residue_only(j):
+                j.exec.cancel()
                 self.direct_done.append((j, entry[3]))
             else:
                 late.append(j)
@@ -304,26 +316,54 @@ class ExecutionMixin:
 
     def _process_physics(self):
         """Complete the physics jobs that reported their end; returns whether
-        there was any report."""
-        progressed = False
+        there was any report.
+
+        Jobs that end at the same instant are completed (and announced) in
+        the order their current SimGrid tasks were started: SimGrid 3.32's
+        ptask_L07 model finishes the actions of one step in the order of its
+        started-action list, and Batsim's executors wake in that order and
+        send JOB_COMPLETED to the server in that order."""
+        if not self.direct_done and not self.done:
+            return False
+        ended = []
+        if self.done:
+            due = self._workers_due()
+            if due:
+                self.sg.this_actor.yield_()  # the other workers woken now report too
+                reported = {id(j) for j, _ in self.done}
+                for j in due:
+                    if id(j) not in reported and j.step_index == len(j.steps) - 1 \
+                            and self._residue_only(j):
+                        self._stop_physics(j)  # float residue: it ends now (see _collect_due)
+                        ended.append(j)
         while self.direct_done:
             job, token = self.direct_done.popleft()
-            progressed = True
             if job.state == RUNNING and job.token == token and job.actor is _DIRECT:
                 self.n_physics -= 1
                 del self.direct_jobs[job.id]
                 job.actor = None
                 job.exec = None
-                self._complete(job, self._success_state(job), None)
+                ended.append(job)
         while self.done:
             job, token = self.done.popleft()
             self._processed += 1
-            progressed = True
             if job.state == RUNNING and job.token == token:
                 self.n_physics -= 1
                 job.actor = None
-                self._complete(job, self._success_state(job), None)
-        return progressed
+                ended.append(job)
+        if len(ended) > 1:
+            ended.sort(key=_exec_order)
+        for job in ended:
+            self._complete(job, self._success_state(job), None)
+        return True
+
+    def _workers_due(self):
+        """The worker-run jobs that have not reported and may end at this
+        instant (their step's lower bound has passed)."""
+        now = self.now
+        reported = {id(j) for j, _ in self.done}
+        return [e[2] for e in self.bounds
+                if e[0] <= now and id(e[2]) not in reported and self._valid_bound(e, False)]
 
     # --------------------------------------------------------- job's end
     def _success_state(self, j):
@@ -347,8 +387,8 @@ class ExecutionMixin:
         direct jobs and worker-run ones: the task wins if SimGrid finished it
         at this instant (direct: tested; worker: woken at this instant, it
         runs first, one yield), or if what remains of its last step is
-        float residue (at most :data:`TIE_RESIDUE` of its work); then its
-        task is cancelled and the job succeeds now. Measured on g8 (KTH-SP2,
+        float residue (``_residue_only``); then its task is cancelled and
+        the job succeeds now. Measured on g8 (KTH-SP2,
         parallel_homogeneous): 51 of the 56 residue ties completed on the
         real Batsim, as here; README "Known differences".
         """
@@ -365,17 +405,26 @@ class ExecutionMixin:
                 self.sg.this_actor.yield_()
             if any(d is j and t == token for d, t in self.done):
                 return True
-        if j.exec is None or j.step_index != len(j.steps) - 1:
-            return False
-        try:
-            residue = float(j.exec.remaining_ratio)
-        except Exception:  # the task ended meanwhile: SimGrid freed it
-            return False
-        if residue > TIE_RESIDUE:
+        if j.step_index != len(j.steps) - 1 or not self._residue_only(j):
             return False
         self._stop_physics(j)
         self._complete(j, self._success_state(j), None)
         return True
+
+    def _residue_only(self, j):
+        """Whether what remains of *j*'s running task is float residue of
+        SimGrid's updates: at its current rate, it would end within
+        :data:`TIE_RESIDUE` s."""
+        ex = j.exec
+        if ex is None:
+            return False
+        try:
+            left = float(ex.remaining_ratio)
+        except Exception:  # the task ended meanwhile: SimGrid freed it
+            return False
+        if left >= 1.0:
+            return False
+        return left * (self.now - j.step_started) / (1.0 - left) <= TIE_RESIDUE
 
     def _walltime_reached(self, j):
         """The job's walltime timer fired while it runs: stop it."""
@@ -562,6 +611,7 @@ class ExecutionMixin:
         ex = self.sg.this_actor.exec_init([hosts[h] for h in s.hosts], s.cpu, s.com)
         ex.start()
         j.exec = ex
+        j.exec_seq = next(self._seq)
         j.actor = _DIRECT
         self.direct_jobs[j.id] = j
         self.n_direct_started += 1
