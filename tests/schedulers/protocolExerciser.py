@@ -12,7 +12,10 @@ Jobs start first-come first-served on the lowest free resources. Options:
 * ``reuse`` (bool, with ``dynamic``): declare the registration finished only
   when ``dyn!extra`` has completed, after registering ``dyn!again`` with the
   same profile ``dyn!d5`` (Batsim garbage-collects that profile unless
-  ``--enable-profile-reuse``).
+  ``--enable-profile-reuse``);
+* ``reregister`` (bool, with ``reuse``): register ``dyn!d5`` again just
+  before ``dyn!again`` (the real Batsim 4.2.1 aborts on that once the
+  profile was collected).
 """
 
 from batsim.batsim import BatsimScheduler
@@ -45,6 +48,8 @@ class ProtocolExerciser(BatsimScheduler):
     def onJobCompletion(self, job):
         self.free |= self.running.pop(job.id)
         if job.id == "dyn!extra" and self.options.get("reuse"):
+            if self.options.get("reregister"):
+                self.bs.register_profiles("dyn", {"d5": {"type": "delay", "delay": 5}})
             self.bs.register_job("dyn!again", 1, 100, "d5")
             self.bs.notify_registration_finished()
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections import ChainMap
 
 from procset import ProcSet
@@ -70,6 +71,9 @@ class ProtocolMixin:
         self.live_refs: dict = {}
         self.seq_refs: dict = {}
         self.pending_calls = 0
+        # dynamic profiles collected so far (Batsim keeps their names)
+        self.collected: set = set()
+        self._warned: set = set()
 
     # ------------------------------------------------------ engine -> sched
     def _begins_data(self):
@@ -294,6 +298,22 @@ class ProtocolMixin:
         if not self.cfg.dynamic_jobs:
             raise ProtocolError(f"{etype} at t={ts:.6f}: dynamic jobs are disabled (use --enable-dynamic-jobs)")
 
+    def _not_in_batsim(self, kind, where, why):
+        """A request the real Batsim 4.2.1 cannot serve (embedded-only
+        behaviour). With ``--strict-batsim``: :class:`ProtocolError`.
+        Without: served, and one warning line on stderr per *kind*.
+
+        :param kind: a short key (one warning per kind and run).
+        :param where: the event, its job or profile, its time.
+        :param why: what the real Batsim 4.2.1 does, with its source.
+        """
+        if self.cfg.strict_batsim:
+            raise ProtocolError(f"{where}: {why} (--strict-batsim)")
+        if kind not in self._warned:
+            self._warned.add(kind)
+            sys.stderr.write(f"iosched-batsim: warning: {where}: {why}; served by the embedded engine only "
+                             "(--strict-batsim makes this an error)\n")
+
     def _h_register_profile(self, ts, data):
         self._require_dynamic("REGISTER_PROFILE", ts)
         wl, name, prof = data.get("workload_name"), data.get("profile_name"), data.get("profile")
@@ -301,6 +321,16 @@ class ProtocolMixin:
             raise ProtocolError(f"REGISTER_PROFILE at t={ts:.6f}: needs string 'workload_name' and 'profile_name'")
         where = f"REGISTER_PROFILE {wl}!{name} at t={ts:.6f}"
         profiles = self.profiles.setdefault(wl, {})
+        if self.cfg.profile_reuse:
+            self._not_in_batsim("reuse", where, "the real Batsim 4.2.1 crashes (SIGSEGV) when dynamic profiles "
+                                "are registered with --enable-profile-reuse")
+        if (wl, name) in self.collected:
+            self._not_in_batsim("collected", where, "the real Batsim 4.2.1 keeps the name of a collected dynamic "
+                                "profile and aborts on its re-registration (Profiles::add_profile, "
+                                "src/profiles.cpp)")
+        if isinstance(prof, dict) and prof.get("type") == "composed":
+            self._not_in_batsim("composed", where, "the real Batsim 4.2.1 crashes (SIGSEGV) running jobs of "
+                                "dynamically registered composed profiles")
         if name in profiles:
             if profiles[name] != prof:
                 raise ProtocolError(f"{where}: a different profile with this name already exists")
@@ -333,6 +363,10 @@ class ProtocolMixin:
         except InputError as exc:
             raise ProtocolError(str(exc)) from None
         wl, local = split_job_id(jid)
+        if (wl, job["profile"]) in self.collected and job["profile"] not in self.profiles.get(wl, {}):
+            raise ProtocolError(f"{where}: profile '{job['profile']}' of workload '{wl}' was collected once its "
+                                "jobs finished (Batsim: 'it existed some time ago but is no longer accessible'; "
+                                "use --enable-profile-reuse)")
         if job["profile"] not in self.profiles.get(wl, {}):
             raise ProtocolError(f"{where}: unknown profile '{job['profile']}' in workload '{wl}'")
         wt = job.get("walltime")
@@ -437,6 +471,7 @@ class ProtocolMixin:
                 or self.seq_refs.get((wl, name)):
             return
         self.dyn_profiles.discard((wl, name))
+        self.collected.add((wl, name))
         prof = self.profiles.get(wl, {}).pop(name, None)
         if prof is not None and prof.get("type") == "composed":
             for sub in set(prof.get("seq", ())):

@@ -83,6 +83,10 @@ class EngineConfig:
     :param direct_tasks: run single-task physics jobs as direct tasks of the
         server actor (False: every physics job on a worker actor; same
         results, used to verify that).
+    :param strict_batsim: a scheduler request the real Batsim 4.2.1 cannot
+        serve is a :class:`~iosched.errors.ProtocolError` (False: served,
+        with a one-line warning on stderr; see
+        ``ProtocolMixin._not_in_batsim``).
     """
 
     def __init__(self, platform, workloads, export_prefix="out", socket_endpoint="tcp://localhost:28000",
@@ -90,7 +94,7 @@ class EngineConfig:
                  dynamic_jobs=False, ack_dynamic_jobs=False, profile_reuse=False,
                  forward_profiles=False, sched_config="", sg_cfg=(), sg_log=(),
                  machine_state_tracing=True, quiet=True, sched_timeout=600.0, transcript=None,
-                 direct_tasks=True):
+                 direct_tasks=True, strict_batsim=False):
         self.platform = platform
         self.workloads = list(workloads)
         self.export_prefix = export_prefix
@@ -111,6 +115,7 @@ class EngineConfig:
         self.sched_timeout = sched_timeout
         self.transcript = transcript
         self.direct_tasks = direct_tasks
+        self.strict_batsim = strict_batsim
 
 
 def import_simgrid():
