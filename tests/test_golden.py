@@ -251,3 +251,31 @@ def test_golden_schedule_times(shared, case, tmp_path):
             tol = 2 * ABS_TOL * machine_jobs if col.startswith("time_") else ABS_TOL
             assert abs(float(o[col]) - float(g[col])) <= tol + REL_TOL * abs(float(g[col])), \
                 f"{col}: {o[col]} != {g[col]}"
+
+
+def _event_times(path, etype) -> dict:
+    times = {}
+    with open(path) as f:
+        for line in f:
+            rec = json.loads(line)
+            if rec["dir"] == "engine->sched":
+                for ev in rec["msg"]["events"]:
+                    if ev["type"] == etype:
+                        times[ev["data"].get("job_id")] = ev["timestamp"]
+    return times
+
+
+def test_golden_submission_times_exact(shared, tmp_path):
+    """g7: every JOB_SUBMITTED at the real Batsim's very instant (1e-9 s):
+    Batsim's submitter sleeps for (next subtime - the clock read before its
+    previous put), so w0!wall_composed (subtime 1) is announced at 1.0018,
+    three latencies after, the previous put having waited for the server."""
+    case = "g7_kill_pfs_fcfsio"
+    plat, wl, sched, opts, eargs = case_inputs(shared, case, tmp_path)
+    out = tmp_path / case
+    run_simulation(plat, wl, sched, out, options=opts, timeout=120,
+                   engine_args=[*eargs, "--transcript", str(out / "transcript.jsonl")])
+    ours = _event_times(out / "transcript.jsonl", "JOB_SUBMITTED")
+    gold = _event_times(shared / "golden" / case / "transcript.jsonl", "JOB_SUBMITTED")
+    assert sorted(ours) == sorted(gold)
+    assert all(abs(ours[j] - gold[j]) <= 1e-9 for j in gold), (ours, gold)
