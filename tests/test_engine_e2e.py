@@ -225,6 +225,28 @@ def test_dynamic_profiles_are_garbage_collected_unless_reuse(inputs, tmp_path):
 DYN_ARGS = ["--enable-dynamic-jobs", "--acknowledge-dynamic-jobs"]
 
 
+def test_every_event_passes_through_the_server_mailbox(inputs, tmp_path):
+    """Registering a profile and a job at t=0: each event is one message to
+    Batsim's server (0.6 ms on this platform), so the static job of subtime 0,
+    whose message the submitter sends after its HELLO, is announced first,
+    as on the real Batsim 4.2.1."""
+    p, _ = inputs
+    w = _one_job_workload(tmp_path)
+    out = tmp_path / "mailbox"
+    run_simulation(p, w, HERE / "schedulers" / "protocolExerciser.py", out,
+                   options={"dynamic_at_begin": True}, timeout=60,
+                   engine_args=DYN_ARGS + ["--transcript", str(out / "transcript.jsonl")])
+    submitted = []
+    with open(out / "transcript.jsonl") as f:
+        for line in f:
+            rec = json.loads(line)
+            if rec["dir"] == "engine->sched":
+                submitted += [(e["data"]["job_id"], e["timestamp"]) for e in rec["msg"]["events"]
+                              if e["type"] == "JOB_SUBMITTED"]
+    assert [j for j, _ in submitted] == ["w0!1", "dyn!extra"]
+    assert submitted[0][1] < submitted[1][1]
+
+
 @pytest.mark.parametrize("options, extra_args, keyword", [
     ({"dynamic": True, "reuse": True}, ["--enable-profile-reuse"], "with --enable-profile-reuse"),
     ({"dynamic": True, "reuse": True, "reregister": True}, [], "name of a collected dynamic profile"),

@@ -8,6 +8,7 @@ Jobs start first-come first-served on the lowest free resources. Options:
 * ``dynamic`` (bool): on the first submission, register the profile
   ``dyn!d5`` (delay 5 s) and the job ``dyn!extra`` using it, then declare
   the registration finished;
+* ``dynamic_at_begin`` (bool): the same, in the reply to SIMULATION_BEGINS;
 * ``metadata``: a string attached to every job with SET_JOB_METADATA;
 * ``reuse`` (bool, with ``dynamic``): declare the registration finished only
   when ``dyn!extra`` has completed, after registering ``dyn!again`` with the
@@ -32,6 +33,11 @@ class ProtocolExerciser(BatsimScheduler):
         self.killed = []
         if "kill_at" in self.options:
             self.bs.wake_me_up_at(self.options["kill_at"])
+        if self.options.get("dynamic_at_begin"):
+            self.registered = True
+            self.bs.register_profiles("dyn", {"d5": {"type": "delay", "delay": 5}})
+            self.bs.register_job("dyn!extra", 1, 100, "d5")
+            self.bs.notify_registration_finished()
 
     def onJobSubmission(self, job):
         if self.options.get("dynamic") and not self.registered:

@@ -10,7 +10,9 @@ naming the event, its time and the job, or returns the *decision* to apply
 (a function and its arguments) when Batsim's server receives the event, one
 master-to-master latency after the previous one (see
 :mod:`iosched.engine.server`); events that change nothing on the platform
-(SET_JOB_METADATA, NOTIFY, REGISTER_PROFILE...) act at once.
+(SET_JOB_METADATA, NOTIFY, REGISTER_PROFILE...) act at once but, as in
+Batsim 4.2.1, still pass through the server's mailbox in turn (each costs
+one latency and delays the events after it).
 
 Dynamic profiles (REGISTER_PROFILE) are garbage-collected as in Batsim >= 4.0
 unless ``--enable-profile-reuse``: once no live dynamic job nor registered
@@ -52,6 +54,11 @@ _CANONICAL_ALLOC = re.compile(r"\d+(?:-\d+)?(?: \d+(?:-\d+)?)*\Z")
 
 def _num(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _nothing():
+    """The server's handling of an event whose effect the handler already
+    applied (REGISTER_PROFILE, SET_JOB_METADATA, NOTIFY...)."""
 
 
 class ProtocolMixin:
@@ -141,8 +148,9 @@ class ProtocolMixin:
             if handler is None:
                 raise ProtocolError(f"{etype} at t={ts}: unknown event type")
             act = handler(self, ts, data)
-            if act is not None:
-                chain.append((ts, act[0], act[1:]))
+            # every event is one message to Batsim's server, received in turn
+            # (JsonProtocolReader::send_message_at_time, src/protocol.cpp)
+            chain.append((ts, act[0], act[1:]) if act is not None else (ts, _nothing, ()))
         if chain:
             self._post(max(chain[0][0], now), self.L_mm, P_DECISION, (chain, 0))
         else:
