@@ -367,8 +367,13 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
         the simulation ended."""
         if self.sched_busy:
             return False
-        if self.inbox and self.inbox[0][0] <= self.now:
-            return False  # another sender is already waiting: Batsim receives it first
+        if self.inbox and self.inbox[0][0] < self.now:
+            # another sender is already waiting: Batsim receives it first. A
+            # message posted at this very instant (the submitter's BYE after
+            # its last put) is still in flight: Batsim's server talks to the
+            # scheduler before receiving it (g4: the last JOB_SUBMITTED alone
+            # at 10.000045, the NOTIFY one latency later)
+            return False
         if self.n_physics and self._physics_bound() <= self.now:
             # let the jobs that end at this very instant report first
             self._sync_simgrid()
