@@ -22,7 +22,8 @@ Design (one SimGrid actor for the whole engine, no actor per job):
   the task with the walltime timer as timeout is what Batsim 4.2.1 does
   (``src/jobs_execution.cpp``, ``execute_parallel_task``:
   ``ptask->wait_for(*remaining_time)``): a task ending exactly at its
-  walltime completes.
+  walltime completes; ``ExecutionMixin._ends_now`` applies that rule to
+  direct and worker-run jobs alike.
 * A job that does no physics (only ``delay`` steps) is a timer of the
   server's heap: it costs a heap push and pop, not a SimGrid actor.
 * While no physics is in flight the server's clock jumps from action to
@@ -389,8 +390,9 @@ class ExecutionMixin:
         runs first, one yield), or if what remains of its last step is
         float residue (``_residue_only``); then its task is cancelled and
         the job succeeds now. Measured on g8 (KTH-SP2,
-        parallel_homogeneous): 51 of the 56 residue ties completed on the
-        real Batsim, as here; README "Known differences".
+        parallel_homogeneous): 26 exact ties that the real Batsim's timeout
+        won succeed here (72 jobs ended in another state before this rule);
+        README "Known differences".
         """
         if j.actor is None:
             return False  # no physics: a delay job's timers decide
