@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from iosched.engine.server import EngineConfig, Simulation
+from iosched.errors import ProtocolError
 from iosched.run.result import RunError
 from iosched.run.simulation import run_simulation
 
@@ -208,7 +210,7 @@ def test_dynamic_profiles_are_garbage_collected_unless_reuse(inputs, tmp_path):
     p, _ = inputs
     w = _one_job_workload(tmp_path)
     sched = HERE / "schedulers" / "protocolExerciser.py"
-    with pytest.raises(RunError, match="REGISTER_JOB dyn!again .*unknown profile 'd5'"):
+    with pytest.raises(RunError, match="REGISTER_JOB dyn!again .*profile 'd5' of workload 'dyn' was collected"):
         run_simulation(p, w, sched, tmp_path / "gc", options={"dynamic": True, "reuse": True},
                        timeout=60, engine_args=["--enable-dynamic-jobs", "--acknowledge-dynamic-jobs"])
     out = tmp_path / "reuse"
@@ -218,6 +220,67 @@ def test_dynamic_profiles_are_garbage_collected_unless_reuse(inputs, tmp_path):
     rows = {(r["workload_name"], r["job_id"]): r for r in csv.DictReader(open(out / "out_jobs.csv"))}
     assert rows[("dyn", "again")]["final_state"] == "COMPLETED_SUCCESSFULLY"
     assert float(rows[("dyn", "again")]["starting_time"]) >= float(rows[("dyn", "extra")]["finish_time"])
+
+
+DYN_ARGS = ["--enable-dynamic-jobs", "--acknowledge-dynamic-jobs"]
+
+
+def test_every_event_passes_through_the_server_mailbox(inputs, tmp_path):
+    """Registering a profile and a job at t=0: each event is one message to
+    Batsim's server (0.6 ms on this platform), so the static job of subtime 0,
+    whose message the submitter sends after its HELLO, is announced first,
+    as on the real Batsim 4.2.1."""
+    p, _ = inputs
+    w = _one_job_workload(tmp_path)
+    out = tmp_path / "mailbox"
+    run_simulation(p, w, HERE / "schedulers" / "protocolExerciser.py", out,
+                   options={"dynamic_at_begin": True}, timeout=60,
+                   engine_args=DYN_ARGS + ["--transcript", str(out / "transcript.jsonl")])
+    submitted = []
+    with open(out / "transcript.jsonl") as f:
+        for line in f:
+            rec = json.loads(line)
+            if rec["dir"] == "engine->sched":
+                submitted += [(e["data"]["job_id"], e["timestamp"]) for e in rec["msg"]["events"]
+                              if e["type"] == "JOB_SUBMITTED"]
+    assert [j for j, _ in submitted] == ["w0!1", "dyn!extra"]
+    assert submitted[0][1] < submitted[1][1]
+
+
+@pytest.mark.parametrize("options, extra_args, keyword", [
+    ({"dynamic": True, "reuse": True}, ["--enable-profile-reuse"], "with --enable-profile-reuse"),
+    ({"dynamic": True, "reuse": True, "reregister": True}, [], "name of a collected dynamic profile"),
+])
+def test_requests_the_real_batsim_cannot_serve(inputs, tmp_path, options, extra_args, keyword):
+    """Served with one warning line by default, refused with --strict-batsim
+    (the real Batsim 4.2.1 crashes or aborts on them)."""
+    p, _ = inputs
+    w = _one_job_workload(tmp_path)
+    sched = HERE / "schedulers" / "protocolExerciser.py"
+    out = tmp_path / "lenient"
+    run_simulation(p, w, sched, out, options=options, timeout=60, engine_args=DYN_ARGS + extra_args)
+    rows = {(r["workload_name"], r["job_id"]): r for r in csv.DictReader(open(out / "out_jobs.csv"))}
+    assert rows[("dyn", "again")]["final_state"] == "COMPLETED_SUCCESSFULLY"
+    warnings = [ln for ln in (out / "engine.log").read_text().splitlines() if "warning:" in ln]
+    assert len(warnings) == 1 and "real Batsim 4.2.1" in warnings[0] and "--strict-batsim" in warnings[0]
+    assert keyword in warnings[0]
+    with pytest.raises(RunError, match=r"REGISTER_PROFILE dyn!d5 .*real Batsim 4\.2\.1.*\(--strict-batsim\)"):
+        run_simulation(p, w, sched, tmp_path / "strict", options=options, timeout=60,
+                       engine_args=DYN_ARGS + extra_args + ["--strict-batsim"])
+
+
+def test_dynamic_composed_profile_is_flagged_in_strict_mode(inputs, tmp_path):
+    """A dynamically registered composed profile (the real Batsim 4.2.1
+    crashes running such jobs): an error with --strict-batsim."""
+    p, _ = inputs
+    w = _one_job_workload(tmp_path)
+    sim = Simulation(EngineConfig(p, [w], export_prefix=str(tmp_path / "o"), dynamic_jobs=True,
+                                  strict_batsim=True))
+    sim._h_register_profile(0.0, {"workload_name": "dyn", "profile_name": "d1",
+                                  "profile": {"type": "delay", "delay": 1}})
+    with pytest.raises(ProtocolError, match="composed profiles .*--strict-batsim"):
+        sim._h_register_profile(0.0, {"workload_name": "dyn", "profile_name": "c",
+                                      "profile": {"type": "composed", "seq": ["d1"]}})
 
 
 def test_dynamic_registration_refused_when_disabled(inputs, tmp_path):

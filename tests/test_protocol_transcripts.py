@@ -42,11 +42,13 @@ from protocol_replay import (
     play_scheduler_side,
 )
 
-from test_golden import CASES, ORDER_DEPENDENT, pybatsim_scheduler
+from test_golden import CASES, FCFSIO_CASES, ORDER_DEPENDENT, fcfsio_scheduler, pybatsim_scheduler
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
+#: fcfsIo.py golden runs recorded with their transcript
+FCFSIO_TRANSCRIPTS = ("g7_kill_pfs_fcfsio",)
 BASELINE_SAME_DECISIONS = {"g3_pfs_filler", "g5_seqdelay_filler"}
 POLICIES = ("fcfs", "easy", "conservative", "filler")
 
@@ -78,14 +80,14 @@ def first_divergence(log: list):
 # scheduler side: the transcript's replies against our engine
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case", sorted(CASES) + list(FCFSIO_TRANSCRIPTS))
 def test_engine_sends_golden_events(shared, case, tmp_path):
     """Our engine, answered with the golden replies, sends the golden events
     (types, job ids, payloads) in the golden order, at the golden times
     within tolerance. The only regrouping allowed is the one documented in
     README "Known differences": NOTIFY no_more_static_job_to_submit sits in
     a different message (see tests/protocol_replay.py)."""
-    plat, wl, _ = CASES[case]
+    plat, wl = (CASES[case] if case in CASES else FCFSIO_CASES[case])[:2]
     inputs = shared / "golden" / "inputs"
     ex = exchanges(shared, case)
     rep = play_scheduler_side(ex, [sys.executable, "-m", "iosched.engine.cli"],
@@ -111,6 +113,20 @@ def test_pybatsim_scheduler_replies_as_golden(shared, case, tmp_path):
     ex = exchanges(shared, case)
     res = play_engine_side(ex, pybatsim_scheduler(CASES[case][2]), tmp_path,
                            shared / "golden" / "inputs")
+    assert len(res.replies) == len(ex)
+    diffs = compare_replies(res)
+    assert not diffs, f"{len(diffs)} differences, first: " + "; ".join(diffs[:5])
+    assert res.scheduler_returncode == 0
+
+
+@pytest.mark.parametrize("case", FCFSIO_TRANSCRIPTS)
+def test_fcfsio_replies_as_golden(shared, case, tmp_path):
+    """g7: fcfsIo.py (CALL_ME_LATER, KILL_JOB, then frees the killed job's
+    nodes on its JOB_COMPLETED) answers every golden request with the
+    golden reply."""
+    ex = exchanges(shared, case)
+    res = play_engine_side(ex, fcfsio_scheduler(shared), tmp_path, shared / "golden" / "inputs",
+                           options=FCFSIO_CASES[case][2])
     assert len(res.replies) == len(ex)
     diffs = compare_replies(res)
     assert not diffs, f"{len(diffs)} differences, first: " + "; ".join(diffs[:5])

@@ -8,11 +8,15 @@ Jobs start first-come first-served on the lowest free resources. Options:
 * ``dynamic`` (bool): on the first submission, register the profile
   ``dyn!d5`` (delay 5 s) and the job ``dyn!extra`` using it, then declare
   the registration finished;
+* ``dynamic_at_begin`` (bool): the same, in the reply to SIMULATION_BEGINS;
 * ``metadata``: a string attached to every job with SET_JOB_METADATA;
 * ``reuse`` (bool, with ``dynamic``): declare the registration finished only
   when ``dyn!extra`` has completed, after registering ``dyn!again`` with the
   same profile ``dyn!d5`` (Batsim garbage-collects that profile unless
-  ``--enable-profile-reuse``).
+  ``--enable-profile-reuse``);
+* ``reregister`` (bool, with ``reuse``): register ``dyn!d5`` again just
+  before ``dyn!again`` (the real Batsim 4.2.1 aborts on that once the
+  profile was collected).
 """
 
 from batsim.batsim import BatsimScheduler
@@ -29,6 +33,11 @@ class ProtocolExerciser(BatsimScheduler):
         self.killed = []
         if "kill_at" in self.options:
             self.bs.wake_me_up_at(self.options["kill_at"])
+        if self.options.get("dynamic_at_begin"):
+            self.registered = True
+            self.bs.register_profiles("dyn", {"d5": {"type": "delay", "delay": 5}})
+            self.bs.register_job("dyn!extra", 1, 100, "d5")
+            self.bs.notify_registration_finished()
 
     def onJobSubmission(self, job):
         if self.options.get("dynamic") and not self.registered:
@@ -45,6 +54,8 @@ class ProtocolExerciser(BatsimScheduler):
     def onJobCompletion(self, job):
         self.free |= self.running.pop(job.id)
         if job.id == "dyn!extra" and self.options.get("reuse"):
+            if self.options.get("reregister"):
+                self.bs.register_profiles("dyn", {"d5": {"type": "delay", "delay": 5}})
             self.bs.register_job("dyn!again", 1, 100, "d5")
             self.bs.notify_registration_finished()
 

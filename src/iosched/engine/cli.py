@@ -78,6 +78,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-direct-tasks", action="store_true",
                    help="iosched extension (verification): run every physics job on a worker actor, "
                         "never as a direct task of the server actor (same results, slower)")
+    p.add_argument("--strict-batsim", action="store_true",
+                   help="iosched extension: fail on every scheduler request the real Batsim 4.2.1 cannot "
+                        "serve (it aborts or crashes) instead of serving it with a one-line warning")
     p.add_argument("--version", action="version", version=f"{BATSIM_VERSION} (iosched {__version__} embedded engine)")
     return p
 
@@ -137,6 +140,7 @@ def main(argv=None) -> int:
         machine_state_tracing=not args.disable_machine_state_tracing,
         quiet=quiet or args.verbosity != "debug", sched_timeout=args.sched_timeout,
         transcript=args.transcript, direct_tasks=not args.no_direct_tasks,
+        strict_batsim=args.strict_batsim,
     )
     try:
         sim = Simulation(cfg)

@@ -22,7 +22,8 @@ Design (one SimGrid actor for the whole engine, no actor per job):
   the task with the walltime timer as timeout is what Batsim 4.2.1 does
   (``src/jobs_execution.cpp``, ``execute_parallel_task``:
   ``ptask->wait_for(*remaining_time)``): a task ending exactly at its
-  walltime completes.
+  walltime completes; ``ExecutionMixin._ends_now`` applies that rule to
+  direct and worker-run jobs alike.
 * A job that does no physics (only ``delay`` steps) is a timer of the
   server's heap: it costs a heap push and pop, not a SimGrid actor.
 * While no physics is in flight the server's clock jumps from action to
@@ -53,6 +54,15 @@ INF = math.inf
 #: ``Job.actor`` of a *direct* job: its single parallel task was started by
 #: the server actor itself, which also waits for it (see ``_wait_direct``).
 _DIRECT = "direct"
+
+#: ties (s): a task that its current rate would end within this time is float
+#: residue of SimGrid's updates: it ends now (walltime ties,
+#: ``ExecutionMixin._ends_now``; simultaneous ends, ``_collect_due``)
+TIE_RESIDUE = 1e-6
+
+
+def _exec_order(j):
+    return j.exec_seq
 
 
 class _Worker:
@@ -90,6 +100,7 @@ class _Worker:
                     else:
                         ex = sg.this_actor.exec_init([hosts[h] for h in s.hosts], s.cpu, s.com)
                         j.exec = ex
+                        j.exec_seq = next(sim._seq)
                         ex.start()
                         ex.wait()
                         j.exec = None
@@ -258,7 +269,11 @@ class ExecutionMixin:
     def _collect_due(self, skip=None):
         """Test the direct jobs whose lower bound is <= now (except *skip*,
         known finished): the finished ones go to ``direct_done``. Returns
-        the unfinished ones (their entries stay in the heap)."""
+        the unfinished ones (their entries stay in the heap). A task left
+        with float residue only (``_residue_only``) is cancelled and counts
+        as finished: it ends at this instant, as in Batsim where SimGrid's
+        other update history ends it in the same step as the others (g8:
+        jobs 5988 and 5989, started 18 s apart, end at 6,905,681.0542)."""
         heap = self.dbounds
         due = []
         while heap and heap[0][0] <= self.now:
@@ -269,6 +284,9 @@ class ExecutionMixin:
         for entry in due:
             j = entry[2]
             if j.exec.test():
+                self.direct_done.append((j, entry[3]))
+            elif self._residue_only(j):
+                j.exec.cancel()
                 self.direct_done.append((j, entry[3]))
             else:
                 late.append(j)
@@ -299,32 +317,116 @@ class ExecutionMixin:
 
     def _process_physics(self):
         """Complete the physics jobs that reported their end; returns whether
-        there was any report."""
-        progressed = False
+        there was any report.
+
+        Jobs that end at the same instant are completed (and announced) in
+        the order their current SimGrid tasks were started: SimGrid 3.32's
+        ptask_L07 model finishes the actions of one step in the order of its
+        started-action list, and Batsim's executors wake in that order and
+        send JOB_COMPLETED to the server in that order."""
+        if not self.direct_done and not self.done:
+            return False
+        ended = []
+        if self.done:
+            due = self._workers_due()
+            if due:
+                self.sg.this_actor.yield_()  # the other workers woken now report too
+                reported = {id(j) for j, _ in self.done}
+                for j in due:
+                    if id(j) not in reported and j.step_index == len(j.steps) - 1 \
+                            and self._residue_only(j):
+                        self._stop_physics(j)  # float residue: it ends now (see _collect_due)
+                        ended.append(j)
         while self.direct_done:
             job, token = self.direct_done.popleft()
-            progressed = True
             if job.state == RUNNING and job.token == token and job.actor is _DIRECT:
                 self.n_physics -= 1
                 del self.direct_jobs[job.id]
                 job.actor = None
                 job.exec = None
-                self._complete(job, self._success_state(job), None)
+                ended.append(job)
         while self.done:
             job, token = self.done.popleft()
             self._processed += 1
-            progressed = True
             if job.state == RUNNING and job.token == token:
                 self.n_physics -= 1
                 job.actor = None
-                self._complete(job, self._success_state(job), None)
-        return progressed
+                ended.append(job)
+        if len(ended) > 1:
+            ended.sort(key=_exec_order)
+        for job in ended:
+            self._complete(job, self._success_state(job), None)
+        return True
+
+    def _workers_due(self):
+        """The worker-run jobs that have not reported and may end at this
+        instant (their step's lower bound has passed)."""
+        now = self.now
+        reported = {id(j) for j, _ in self.done}
+        return [e[2] for e in self.bounds
+                if e[0] <= now and id(e[2]) not in reported and self._valid_bound(e, False)]
 
     # --------------------------------------------------------- job's end
     def _success_state(self, j):
         ret = self.profiles[j.workload][j.profile].get("ret", 0)
         j.return_code = ret
         return COMPLETED_SUCCESSFULLY if ret == 0 else COMPLETED_FAILED
+
+    def _ends_now(self, j):
+        """Walltime tie rule: whether physics job *j*, whose walltime timer
+        fires now, ends at this very instant. If so its success is reported
+        (``direct_done``, the worker's ``done``, or completed here) and the
+        walltime is not applied.
+
+        Batsim 4.2.1 runs ``ptask->start(); ptask->wait_for(remaining_time)``
+        (src/task_execution.cpp): a task that ends at its timeout date
+        completes. Which of the two SimGrid ends first when the work takes
+        exactly the walltime is decided by the rounding of the task's
+        remaining work over SimGrid's model updates, and the embedded engine
+        makes fewer updates than the real Batsim (it does not wake SimGrid
+        for bookkeeping), so the residue differs. The rule, the same for
+        direct jobs and worker-run ones: the task wins if SimGrid finished it
+        at this instant (direct: tested; worker: woken at this instant, it
+        runs first, one yield), or if what remains of its last step is
+        float residue (``_residue_only``); then its task is cancelled and
+        the job succeeds now. Measured on g8 (KTH-SP2,
+        parallel_homogeneous): 26 exact ties that the real Batsim's timeout
+        won succeed here (72 jobs ended in another state before this rule);
+        README "Known differences".
+        """
+        if j.actor is None:
+            return False  # no physics: a delay job's timers decide
+        self._sync_simgrid()
+        token = j.token
+        if j.actor is _DIRECT:
+            if j.exec.test():
+                self.direct_done.append((j, token))
+                return True
+        else:
+            if not any(d is j and t == token for d, t in self.done):
+                self.sg.this_actor.yield_()
+            if any(d is j and t == token for d, t in self.done):
+                return True
+        if j.step_index != len(j.steps) - 1 or not self._residue_only(j):
+            return False
+        self._stop_physics(j)
+        self._complete(j, self._success_state(j), None)
+        return True
+
+    def _residue_only(self, j):
+        """Whether what remains of *j*'s running task is float residue of
+        SimGrid's updates: at its current rate, it would end within
+        :data:`TIE_RESIDUE` s."""
+        ex = j.exec
+        if ex is None:
+            return False
+        try:
+            left = float(ex.remaining_ratio)
+        except Exception:  # the task ended meanwhile: SimGrid freed it
+            return False
+        if left >= 1.0:
+            return False
+        return left * (self.now - j.step_started) / (1.0 - left) <= TIE_RESIDUE
 
     def _walltime_reached(self, j):
         """The job's walltime timer fired while it runs: stop it."""
@@ -351,7 +453,10 @@ class ExecutionMixin:
 
     def _progress(self, j, now):
         """The ``job_progress`` entry of a running job killed at *now*
-        (JOB_KILLED)."""
+        (JOB_KILLED): ``{"profile_name", "progress"}`` (a ratio in [0, 1]),
+        for a composed profile ``{"profile_name", "current_task_index",
+        "current_task": {...}}``, as Batsim 4.2.1's ``generate_task_tree``
+        (src/protocol.cpp)."""
         prof = self.profiles[j.workload][j.profile]
         steps = j.steps or []
         k = j.step_index
@@ -370,12 +475,12 @@ class ExecutionMixin:
             seq = prof["seq"]
             per = max(1, len(steps) // (len(seq) * int(prof.get("repeat", 1))))
             idx = (k // per) % len(seq)
-            return {"profile": j.profile, "current_task_index": idx,
-                    "current_task": {"profile": seq[idx], "progress": frac}}
+            return {"profile_name": j.profile, "current_task_index": idx,
+                    "current_task": {"profile_name": seq[idx], "progress": frac}}
         if total_delay(steps) is not None and steps:
             tot = sum(s.seconds for s in steps)
             frac = min(1.0, (now - j.start) / tot) if tot > 0 else 1.0
-        return {"profile": j.profile, "progress": frac}
+        return {"profile_name": j.profile, "progress": frac}
 
     def _complete(self, j, state, ret, notify=True):
         """The job ends now; its executor tells the server (route latency)."""
@@ -508,6 +613,7 @@ class ExecutionMixin:
         ex = self.sg.this_actor.exec_init([hosts[h] for h in s.hosts], s.cpu, s.com)
         ex.start()
         j.exec = ex
+        j.exec_seq = next(self._seq)
         j.actor = _DIRECT
         self.direct_jobs[j.id] = j
         self.n_direct_started += 1

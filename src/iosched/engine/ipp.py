@@ -14,9 +14,10 @@ The server (:mod:`iosched.engine.server`) keeps two time-ordered heaps:
 from __future__ import annotations
 
 __all__ = ["T_SUBMIT", "T_END", "T_WALLTIME", "T_CALL",
-           "P_SUBMIT", "P_BYE", "P_COMPLETED", "P_DECISION", "P_READY", "P_CALL", "P_HELLO"]
+           "P_SUBMIT", "P_BYE", "P_COMPLETED", "P_DECISION", "P_READY", "P_CALL", "P_HELLO",
+           "P_KILLED"]
 
 # timer kinds (things that happen on the platform)
 T_SUBMIT, T_END, T_WALLTIME, T_CALL = range(4)
 # kinds of messages received by Batsim's server
-P_SUBMIT, P_BYE, P_COMPLETED, P_DECISION, P_READY, P_CALL, P_HELLO = range(7)
+P_SUBMIT, P_BYE, P_COMPLETED, P_DECISION, P_READY, P_CALL, P_HELLO, P_KILLED = range(8)

@@ -24,7 +24,7 @@ class Job:
         "id", "workload", "local_id", "subtime", "res", "profile", "walltime", "json",
         "state", "start", "finish", "alloc", "alloc_str", "metadata", "return_code",
         "actor", "token", "steps", "step_index", "step_started", "exec", "first_host", "step_min",
-        "static",
+        "static", "exec_seq",
     )
 
     def __init__(self, spec, static=True):
@@ -49,6 +49,7 @@ class Job:
         self.step_index = 0
         self.step_started = 0.0
         self.exec = None
+        self.exec_seq = 0  # creation order of its current SimGrid task (simultaneous ends)
         self.step_min = None
         self.first_host = 0
         self.static = static

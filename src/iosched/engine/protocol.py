@@ -10,7 +10,9 @@ naming the event, its time and the job, or returns the *decision* to apply
 (a function and its arguments) when Batsim's server receives the event, one
 master-to-master latency after the previous one (see
 :mod:`iosched.engine.server`); events that change nothing on the platform
-(SET_JOB_METADATA, NOTIFY, REGISTER_PROFILE...) act at once.
+(SET_JOB_METADATA, NOTIFY, REGISTER_PROFILE...) act at once but, as in
+Batsim 4.2.1, still pass through the server's mailbox in turn (each costs
+one latency and delays the events after it).
 
 Dynamic profiles (REGISTER_PROFILE) are garbage-collected as in Batsim >= 4.0
 unless ``--enable-profile-reuse``: once no live dynamic job nor registered
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections import ChainMap
 
 from procset import ProcSet
@@ -37,7 +40,7 @@ from iosched.batsim.jobs import (
     split_job_id,
     walltime_field_ok,
 )
-from iosched.engine.ipp import P_DECISION, P_READY, T_CALL
+from iosched.engine.ipp import P_DECISION, P_KILLED, P_READY, T_CALL
 from iosched.engine.jobs import RUNNING, SCHEDULED, SUBMITTED, DynamicSpec, Job
 from iosched.engine.workload import check_job_fields, job_walltime, validate_profile
 from iosched.errors import InputError, ProtocolError
@@ -51,6 +54,11 @@ _CANONICAL_ALLOC = re.compile(r"\d+(?:-\d+)?(?: \d+(?:-\d+)?)*\Z")
 
 def _num(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _nothing():
+    """The server's handling of an event whose effect the handler already
+    applied (REGISTER_PROFILE, SET_JOB_METADATA, NOTIFY...)."""
 
 
 class ProtocolMixin:
@@ -70,6 +78,9 @@ class ProtocolMixin:
         self.live_refs: dict = {}
         self.seq_refs: dict = {}
         self.pending_calls = 0
+        # dynamic profiles collected so far (Batsim keeps their names)
+        self.collected: set = set()
+        self._warned: set = set()
 
     # ------------------------------------------------------ engine -> sched
     def _begins_data(self):
@@ -137,8 +148,9 @@ class ProtocolMixin:
             if handler is None:
                 raise ProtocolError(f"{etype} at t={ts}: unknown event type")
             act = handler(self, ts, data)
-            if act is not None:
-                chain.append((ts, act[0], act[1:]))
+            # every event is one message to Batsim's server, received in turn
+            # (JsonProtocolReader::send_message_at_time, src/protocol.cpp)
+            chain.append((ts, act[0], act[1:]) if act is not None else (ts, _nothing, ()))
         if chain:
             self._post(max(chain[0][0], now), self.L_mm, P_DECISION, (chain, 0))
         else:
@@ -243,19 +255,42 @@ class ProtocolMixin:
         return (self._apply_kill, list(ids))
 
     def _apply_kill(self, ids):
+        """KILL_JOB received by Batsim's server: its killer actor stops the
+        running jobs now (their finish time) and sends KILLING_DONE to the
+        server, one master-to-master latency later (``P_KILLED``, handled by
+        :meth:`_killing_done`).
+
+        Follows Batsim 4.2.1 ``server_on_kill_jobs`` (src/server.cpp) and
+        ``killer_process`` (src/jobs_execution.cpp): the progress of a job is
+        taken before it is stopped; a job already ended is left alone.
+        """
         progress = {}
+        killed = []
         for jid in ids:
             j = self.jobs[jid]
             if j.state == RUNNING:
                 progress[jid] = self._progress(j, self.now)
                 self._stop_physics(j)
                 self._complete(j, COMPLETED_KILLED, -2, notify=False)
+                killed.append(j)
             else:
-                # it ended (or never started) before the kill: pybatsim 3.2.1
-                # needs an entry for every id once the object is not empty
-                progress[jid] = {"profile": j.profile,
+                # it ended (or never started) before the kill: Batsim 4.2.1
+                # gives no progress for it, but pybatsim 3.2.1 indexes
+                # job_progress by every id once the object is not empty
+                # (README "Known differences")
+                progress[jid] = {"profile_name": j.profile,
                                  "progress": 1.0 if j.state in FINAL_STATES else 0.0}
-        self._emit("JOB_KILLED", {"job_ids": list(ids), "job_progress": progress})
+        self._post(self.now, self.L_mm, P_KILLED, (list(ids), progress, killed))
+
+    def _killing_done(self, ids, progress, killed):
+        """KILLING_DONE handled by the server (Batsim 4.2.1
+        ``server_on_killing_done``, src/server.cpp): JOB_COMPLETED
+        (COMPLETED_KILLED, return code -2, the job's allocation) for each job
+        really killed, then one JOB_KILLED for all the requested ids."""
+        for j in killed:
+            self._emit("JOB_COMPLETED", {"job_id": j.id, "job_state": j.state,
+                                         "return_code": j.return_code, "alloc": j.alloc_str})
+        self._emit("JOB_KILLED", {"job_ids": ids, "job_progress": progress})
 
     def _h_call(self, ts, data):
         t = data.get("timestamp")
@@ -271,6 +306,22 @@ class ProtocolMixin:
         if not self.cfg.dynamic_jobs:
             raise ProtocolError(f"{etype} at t={ts:.6f}: dynamic jobs are disabled (use --enable-dynamic-jobs)")
 
+    def _not_in_batsim(self, kind, where, why):
+        """A request the real Batsim 4.2.1 cannot serve (embedded-only
+        behaviour). With ``--strict-batsim``: :class:`ProtocolError`.
+        Without: served, and one warning line on stderr per *kind*.
+
+        :param kind: a short key (one warning per kind and run).
+        :param where: the event, its job or profile, its time.
+        :param why: what the real Batsim 4.2.1 does, with its source.
+        """
+        if self.cfg.strict_batsim:
+            raise ProtocolError(f"{where}: {why} (--strict-batsim)")
+        if kind not in self._warned:
+            self._warned.add(kind)
+            sys.stderr.write(f"iosched-batsim: warning: {where}: {why}; served by the embedded engine only "
+                             "(--strict-batsim makes this an error)\n")
+
     def _h_register_profile(self, ts, data):
         self._require_dynamic("REGISTER_PROFILE", ts)
         wl, name, prof = data.get("workload_name"), data.get("profile_name"), data.get("profile")
@@ -278,6 +329,16 @@ class ProtocolMixin:
             raise ProtocolError(f"REGISTER_PROFILE at t={ts:.6f}: needs string 'workload_name' and 'profile_name'")
         where = f"REGISTER_PROFILE {wl}!{name} at t={ts:.6f}"
         profiles = self.profiles.setdefault(wl, {})
+        if self.cfg.profile_reuse:
+            self._not_in_batsim("reuse", where, "the real Batsim 4.2.1 crashes (SIGSEGV) when dynamic profiles "
+                                "are registered with --enable-profile-reuse")
+        if (wl, name) in self.collected:
+            self._not_in_batsim("collected", where, "the real Batsim 4.2.1 keeps the name of a collected dynamic "
+                                "profile and aborts on its re-registration (Profiles::add_profile, "
+                                "src/profiles.cpp)")
+        if isinstance(prof, dict) and prof.get("type") == "composed":
+            self._not_in_batsim("composed", where, "the real Batsim 4.2.1 crashes (SIGSEGV) running jobs of "
+                                "dynamically registered composed profiles")
         if name in profiles:
             if profiles[name] != prof:
                 raise ProtocolError(f"{where}: a different profile with this name already exists")
@@ -310,6 +371,10 @@ class ProtocolMixin:
         except InputError as exc:
             raise ProtocolError(str(exc)) from None
         wl, local = split_job_id(jid)
+        if (wl, job["profile"]) in self.collected and job["profile"] not in self.profiles.get(wl, {}):
+            raise ProtocolError(f"{where}: profile '{job['profile']}' of workload '{wl}' was collected once its "
+                                "jobs finished (Batsim: 'it existed some time ago but is no longer accessible'; "
+                                "use --enable-profile-reuse)")
         if job["profile"] not in self.profiles.get(wl, {}):
             raise ProtocolError(f"{where}: unknown profile '{job['profile']}' in workload '{wl}'")
         wt = job.get("walltime")
@@ -414,6 +479,7 @@ class ProtocolMixin:
                 or self.seq_refs.get((wl, name)):
             return
         self.dyn_profiles.discard((wl, name))
+        self.collected.add((wl, name))
         prof = self.profiles.get(wl, {}).pop(name, None)
         if prof is not None and prof.get("type") == "composed":
             for sub in set(prof.get("seq", ())):

@@ -21,7 +21,9 @@ those of the others on ``self``, with no indirection on the hot paths.
 Timing model (Batsim 4.2.1, measured on ``shared/golden``): Batsim's internal
 messages travel through the platform. With ``L_mm`` the latency of the route
 master -> master and ``L_hm(h)`` that of the route h -> master:
-a job submitted at ``s`` is announced at ``s + 2 L_mm``; EXECUTE_JOB at
+a job submitted at ``s`` is announced at ``s`` + the duration of the
+submitter's previous put + that of its own (``_submitter_wakes``; both
+``L_mm`` when the server is free: ``s + 2 L_mm``); EXECUTE_JOB at
 ``t`` starts the job at ``t + L_mm``; a job ending at ``c`` on first host h is
 announced at ``c + L_hm(h)``; the next message is not sent before the
 scheduler's reply ``now`` + ``L_mm``.
@@ -49,6 +51,7 @@ from iosched.engine.ipp import (
     P_COMPLETED,
     P_DECISION,
     P_HELLO,
+    P_KILLED,
     P_READY,
     P_SUBMIT,
     T_CALL,
@@ -82,6 +85,10 @@ class EngineConfig:
     :param direct_tasks: run single-task physics jobs as direct tasks of the
         server actor (False: every physics job on a worker actor; same
         results, used to verify that).
+    :param strict_batsim: a scheduler request the real Batsim 4.2.1 cannot
+        serve is a :class:`~iosched.errors.ProtocolError` (False: served,
+        with a one-line warning on stderr; see
+        ``ProtocolMixin._not_in_batsim``).
     """
 
     def __init__(self, platform, workloads, export_prefix="out", socket_endpoint="tcp://localhost:28000",
@@ -89,7 +96,7 @@ class EngineConfig:
                  dynamic_jobs=False, ack_dynamic_jobs=False, profile_reuse=False,
                  forward_profiles=False, sched_config="", sg_cfg=(), sg_log=(),
                  machine_state_tracing=True, quiet=True, sched_timeout=600.0, transcript=None,
-                 direct_tasks=True):
+                 direct_tasks=True, strict_batsim=False):
         self.platform = platform
         self.workloads = list(workloads)
         self.export_prefix = export_prefix
@@ -110,6 +117,7 @@ class EngineConfig:
         self.sched_timeout = sched_timeout
         self.transcript = transcript
         self.direct_tasks = direct_tasks
+        self.strict_batsim = strict_batsim
 
 
 def import_simgrid():
@@ -327,18 +335,8 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
         self.sched_busy = True
         self._post(0.0, Lmm, P_HELLO)
         self._exchange()
-        # the static submitter: one message per group of jobs with equal subtime
-        groups = []
-        for j in self.static_jobs:
-            if groups and groups[-1][0] == j.subtime:
-                groups[-1][1].append(j)
-            else:
-                groups.append((j.subtime, [j]))
-        self.groups = groups
-        if groups:
-            self._timer(groups[0][0] + Lmm, T_SUBMIT, 0)
-        else:
-            self._post(0.0, Lmm, P_BYE)
+        self.sub_next = 0  # the static submitter: next job to submit (see _submitter_wakes)
+        self.sub_current = 0.0
         while True:
             self._drop_stale()
             t_timer = self.heap[0][0] if self.heap else INF
@@ -370,8 +368,13 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
         the simulation ended."""
         if self.sched_busy:
             return False
-        if self.inbox and self.inbox[0][0] <= self.now:
-            return False  # another sender is already waiting: Batsim receives it first
+        if self.inbox and self.inbox[0][0] < self.now:
+            # another sender is already waiting: Batsim receives it first. A
+            # message posted at this very instant (the submitter's BYE after
+            # its last put) is still in flight: Batsim's server talks to the
+            # scheduler before receiving it (g4: the last JOB_SUBMITTED alone
+            # at 10.000045, the NOTIFY one latency later)
+            return False
         if self.n_physics and self._physics_bound() <= self.now:
             # let the jobs that end at this very instant report first
             self._sync_simgrid()
@@ -428,31 +431,58 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
     def _do_timer(self, kind, data, t):
         Lmm = self.L_mm
         if kind == T_SUBMIT:
-            self._post(t, Lmm, P_SUBMIT, data)
+            self._submitter_wakes()
         elif kind == T_END:
             j, token = data
             if j.state == RUNNING and j.token == token:
                 self._complete(j, self._success_state(j), None)
         elif kind == T_WALLTIME:
             j, token = data
-            if j.state == RUNNING and j.token == token:
+            if j.state == RUNNING and j.token == token and not self._ends_now(j):
                 self._walltime_reached(j)
         elif kind == T_CALL:
             self._post(t, Lmm, P_CALL)
+
+    def _submitter_wakes(self):
+        """Batsim 4.2.1's static job submitter (``static_job_submitter_process``,
+        src/job_submitter.cpp) resumes at ``now`` after its HELLO put or a
+        sleep: it reads the clock (``sub_current``) and gathers every job
+        whose subtime is not after it into one JOB_SUBMITTED message, sent
+        with a blocking put (the server receives it in turn,
+        ``_post``); when that put ends (``_deliver``) it sleeps for
+        ``next subtime - sub_current``. A job is thus announced at its
+        subtime + the duration of the previous put + the duration of its
+        own, not always 2 master-to-master latencies after its subtime.
+        After the last message, SUBMITTER_BYE."""
+        cur = self.now
+        jobs = self.static_jobs
+        k = self.sub_next
+        batch = []
+        while k < len(jobs) and jobs[k].subtime <= cur:
+            batch.append(jobs[k])
+            k += 1
+        self.sub_next = k
+        self.sub_current = cur
+        if batch:
+            self._post(cur, self.L_mm, P_SUBMIT, batch)
+        elif k < len(jobs):
+            self._timer(cur + (jobs[k].subtime - cur), T_SUBMIT)
+        else:
+            self._post(cur, self.L_mm, P_BYE)
 
     def _deliver(self, kind, data):
         """Batsim's server handles one message (at ``self.now``)."""
         Lmm = self.L_mm
         if kind == P_SUBMIT:
-            _, jobs = self.groups[data]
-            for j in jobs:
+            for j in data:
                 j.state = SUBMITTED
                 self.n_unterminated += 1
                 self.static_left -= 1
                 self._emit("JOB_SUBMITTED", self._submitted_data(j))
-            nxt = data + 1
-            if nxt < len(self.groups):
-                self._timer(max(self.groups[nxt][0] + Lmm, self.now), T_SUBMIT, nxt)
+            # the submitter's put ends: it sleeps for (next subtime - the
+            # clock it read before the put)
+            if self.sub_next < len(self.static_jobs):
+                self._timer(self.now + (self.static_jobs[self.sub_next].subtime - self.sub_current), T_SUBMIT)
             else:
                 self._post(self.now, Lmm, P_BYE)
         elif kind == P_BYE:
@@ -474,8 +504,10 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
         elif kind == P_CALL:
             self.pending_calls -= 1
             self._emit("REQUESTED_CALL", {})
+        elif kind == P_KILLED:
+            self._killing_done(*data)
         elif kind == P_HELLO:
-            pass
+            self._submitter_wakes()  # its put of SUBMITTER_HELLO ends
 
     # ----------------------------------------------------------- scheduler
     def _exchange(self, final=False):
