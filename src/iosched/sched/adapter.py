@@ -92,12 +92,15 @@ class PybatsimScheduler(BatsimScheduler):
 
     # --------------------------------------------------- core -> Batsim
     def start(self, running) -> None:
+        """The core started ``running`` (a :class:`~iosched.sched.job.RunningJob`): :meth:`launch` it."""
         self.launch(running)
 
     def reject(self, batsim_job, reason: str) -> None:
+        """The core rejected a job (``reason`` is logged by the core): REJECT_JOB."""
         self.bs.reject_jobs([batsim_job])
 
     def call_me_later(self, t: float) -> None:
+        """The core asks to be called at ``t`` (s): CALL_ME_LATER."""
         self.bs.wake_me_up_at(t)
 
     def wake_up_at(self, t: float) -> None:

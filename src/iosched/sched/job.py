@@ -49,6 +49,7 @@ class RunningJob:
 
     @property
     def seq(self) -> int:
+        """The job's arrival rank."""
         return self.job.seq
 
     @property

@@ -111,6 +111,7 @@ class ListSchedule:
         self.cost = cost
 
     def schedule(self, s, now: float) -> None:
+        """One pass at ``now`` (s) on the core ``s``: plan the chosen order, start its jobs placed at ``now``."""
         jobs = s.queue
         if not jobs:
             return

@@ -26,6 +26,7 @@ shared core: queue, running jobs, policies.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import Mapping, Optional
 
 from procset import ProcSet
@@ -188,7 +189,7 @@ class Placer:
         names, tols = tl.pool_names, dict(zip(tl.pool_names, tl.tols))
         d = job.estimate
         S = len(st)
-        i = max(0, _index(st, after))
+        i = max(0, bisect_right(st, after) - 1)
         while i < S:
             t = after if st[i] < after else st[i]
             end = t + d
@@ -203,17 +204,6 @@ class Placer:
                 return t, alloc
             i += 1
         return INF, None
-
-
-def _index(st: list, t: float) -> int:
-    lo, hi = 0, len(st)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if st[mid] <= t:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo - 1
 
 
 class FirstFit(Placer):

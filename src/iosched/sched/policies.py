@@ -103,6 +103,7 @@ class Fcfs:
     """FCFS without backfilling (see the module documentation)."""
 
     def schedule(self, s, now: float) -> None:
+        """One pass at ``now`` (s) on the core ``s``: start from the head while jobs fit."""
         start_in_order(s, now)
 
 
@@ -110,6 +111,7 @@ class Filler:
     """Start every job that fits now, in queue order (module documentation)."""
 
     def schedule(self, s, now: float) -> None:
+        """One pass at ``now`` (s) on the core ``s``: start whatever fits, in queue order."""
         backfill(s, now)
 
 
@@ -129,6 +131,7 @@ class Easy:
         self.head_reservation: Optional[HeadReservation] = None
 
     def schedule(self, s, now: float) -> None:
+        """One pass at ``now`` (s) on the core ``s`` (Mu'alem & Feitelson 2001, EASY)."""
         self.head_reservation = None
         head = start_in_order(s, now)
         if head is None:
@@ -163,6 +166,7 @@ class Conservative:
         self._drop(s)
 
     def schedule(self, s, now: float) -> None:
+        """One pass at ``now`` (s) on the core ``s``: (re)plan, compress, start due plans."""
         if not self._invalid and any(p.start < now for p in self.plans.values()):
             # a reservation's start passed without a pass (inexact estimates)
             self._drop(s)
