@@ -326,35 +326,57 @@ def plot_gantt(jobs: pd.DataFrame, path: str | Path, max_jobs: int | None = None
 # campaigns
 
 
+#: fewest points a box plot is drawn from; fewer are drawn as points
+MIN_BOX_POINTS = 5
+
+#: readable names of the runs table's metric columns
+METRIC_LABELS = {
+    "waiting_time_mean": "mean wait", "waiting_time_max": "max wait",
+    "waiting_time_median": "median wait", "waiting_time_p95": "p95 wait",
+    "turnaround_mean": "mean turnaround", "turnaround_max": "max turnaround",
+    "slowdown_mean": "mean slowdown", "bounded_slowdown_mean": "mean bounded slowdown",
+    "makespan": "makespan", "utilization": "utilization",
+}
+
+
 def plot_ratio_boxes(df: pd.DataFrame, path, baseline: str,
                      metrics=("waiting_time_mean", "bounded_slowdown_mean", "utilization")) -> Path:
-    """Box plots of ``ratio_<metric>`` per scheduler (one panel per metric, one
-    box per scheduler, one point per workload part and seed).
+    """Ratios ``ratio_<metric>`` per scheduler other than the baseline (one
+    panel per metric, one column per scheduler, one value per workload part
+    and seed): a box plot where a scheduler has at least
+    :data:`MIN_BOX_POINTS` values, else the values themselves as points (a
+    box from 2 points says nothing a point does not).
 
     :param df: a table from :func:`~iosched.analysis.campaign.campaign_table` with ratio columns.
+    :param baseline: the baseline's label (left out: its ratios are all 1).
     :returns: the PNG path. :raises InputError: missing ratio columns,
         unwritable path.
     """
     missing = [m for m in metrics if f"ratio_{m}" not in df.columns]
     if missing:
         raise InputError(f"ratio box plot: no ratio column for {', '.join(missing)} (no baseline?)")
-    scheds = scheduler_labels(df)
+    scheds = [s for s in scheduler_labels(df) if s != baseline]
     fig = new_figure(4.0 * len(metrics), 4.0)
     axes = fig.subplots(1, len(metrics), squeeze=False)[0]
     for ax, m in zip(axes, metrics):
-        data = []
-        for s in scheds:
-            v = df.loc[df["scheduler"] == s, f"ratio_{m}"].to_numpy(float)
-            data.append(v[np.isfinite(v)])
         positions = list(range(1, len(scheds) + 1))
-        nonempty = [(p, v) for p, v in zip(positions, data) if v.size]
-        if nonempty:
-            ax.boxplot([v for _, v in nonempty], positions=[p for p, _ in nonempty], widths=0.6,
+        boxes = []
+        for p, s in zip(positions, scheds):
+            v = df.loc[df["scheduler"] == s, f"ratio_{m}"].to_numpy(float)
+            v = v[np.isfinite(v)]
+            if v.size >= MIN_BOX_POINTS:
+                boxes.append((p, v))
+            elif v.size:
+                ax.plot(np.full(v.size, p), v, linestyle="none", marker="o", color="tab:blue",
+                        markersize=5)
+        if boxes:
+            ax.boxplot([v for _, v in boxes], positions=[p for p, _ in boxes], widths=0.6,
                        showmeans=True)
         ax.set_xticks(positions, scheds, rotation=30, ha="right")
+        ax.set_xlim(0.4, len(scheds) + 0.6)
         ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)
-        ax.set_title(f"{m} / {baseline}", fontsize="medium")
-        ax.set_ylabel("ratio to baseline")
+        ax.set_title(f"{METRIC_LABELS.get(m, m)} / {baseline}", fontsize="medium")
+        ax.set_ylabel(f"ratio to {baseline}")
     return save_png(fig, path, mkdir=True)
 
 
