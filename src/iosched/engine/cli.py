@@ -167,6 +167,8 @@ iosched extension options (embedded engine only):
                                      (benchmarks).
   --no-direct-tasks                  Run every physics job on a worker actor, never as a direct
                                      task of the server actor (verification: same results, slower).
+  --progress-file <file>             Rewrite <file> at most once a second with the simulated
+                                     time (s), the jobs ended and the static jobs (iosched run).
   --strict-batsim                    Fail on every scheduler request the real Batsim 4.2.1 cannot
                                      serve (it aborts or crashes) instead of serving it with a
                                      one-line warning.
@@ -362,7 +364,7 @@ def main(argv=None) -> int:
         machine_state_tracing=not args["--disable-machine-state-tracing"],
         quiet=quiet or verbosity != "debug", sched_timeout=sched_timeout,
         transcript=args["--transcript"], direct_tasks=not args["--no-direct-tasks"],
-        strict_batsim=args["--strict-batsim"],
+        strict_batsim=args["--strict-batsim"], progress_file=args["--progress-file"],
     )
     try:
         sim = Simulation(cfg)
