@@ -26,6 +26,7 @@ from iosched.campaign.schema import load_campaign
 from iosched.demo import DemoRun, bb_workload, comparison_rows, run_demo
 from iosched.engine.cli import REFUSED, parse_args
 from iosched.errors import InputError
+from iosched.run.cli import progress_text, summary_line
 from iosched.run.simulation import run_simulation
 from iosched.sched.registry import check_options, declared_options, resolve
 from iosched.schedulers.baseline import Baseline
@@ -111,7 +112,12 @@ def test_machine_states_as_batsim_writes_them(tmp_path):
     w = tmp_path / "w.json"
     w.write_text(json.dumps(WORKLOAD))
     out = tmp_path / "run"
-    run_simulation(CLUSTER16, [w], "fcfs", out, timeout=120, cpu="none")
+    progress = tmp_path / "progress.txt"
+    run_simulation(CLUSTER16, [w], "fcfs", out, timeout=120, cpu="none",
+                   engine_args=["--progress-file", str(progress)])
+    # the engine's progress file (iosched extension): time, jobs ended, static jobs
+    now, ended, total = progress.read_text().split()
+    assert float(now) >= 0 and 0 <= int(ended) <= 5 and int(total) == 5
     text = (out / "out_machine_states.csv").read_text()
     lines = text.splitlines()
     assert lines[0] == "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing"
@@ -135,6 +141,24 @@ def test_machine_states_as_batsim_writes_them(tmp_path):
         busy = sum(int(j["requested_number_of_resources"]) for j in started
                    if float(j["starting_time"]) <= x + 5e-6 and float(j["finish_time"]) > x + 5e-6)
         assert computing == busy, (t, computing, busy)
+
+
+def test_robins_first_step_on_a_project_robin_file(tmp_path):
+    """What batexpe's ParseBatsimCommand does (batexpe/batsim.go): run
+    ``<batcmd> --dump-execution-context`` with ``bash -eux`` and parse the
+    whole stdout as JSON; then it uses socket_endpoint, export_prefix and
+    external_scheduler."""
+    spec = yaml.safe_load(open(REPO / "examples" / "robin_example_io.yaml"))
+    batcmd = spec["batcmd"].replace("python ", f"{sys.executable} ", 1)
+    f = tmp_path / "tmp-dump-batcmd"
+    f.write_text(batcmd + " --dump-execution-context")
+    r = subprocess.run(["bash", "-eux", str(f)], capture_output=True, text=True, timeout=60,
+                       cwd=REPO)
+    assert r.returncode == 0, r.stderr
+    ctx = json.loads(r.stdout)
+    assert ctx["socket_endpoint"] == "tcp://127.0.0.1:28123"
+    assert ctx["export_prefix"] == "out/robin_example_io/out"
+    assert ctx["external_scheduler"] is True
 
 
 @pytest.mark.skipif(shutil.which("robin") is None, reason="no robin (batexpe) on PATH")
@@ -294,6 +318,16 @@ def test_long_trace_figures(tmp_path):
     pj["scheduler"] = "x"
     p = plot_ecdf(pj, tmp_path / "e.png")
     assert p.read_bytes() == plot_ecdf(pj, tmp_path / "e2.png").read_bytes()  # deterministic
+
+
+def test_progress_and_summary_lines():
+    assert progress_text("93600.5 120 1000\n", 75.0) == (
+        "simulated time 26.0 h, 120 jobs ended (1000 in the workloads), 75.0 s of wall clock")
+    assert progress_text("93600.5 12", 1.0) is None and progress_text("", 1.0) is None
+    m = {"nb_jobs": 10, "nb_jobs_started": 9, "makespan": 933535.0, "utilization": 0.6360,
+         "waiting_time": {"mean": 5412.0}, "nb_resources": 96}
+    assert summary_line(m) == ("iosched run: 10 jobs (9 started), makespan 10.8 d, mean wait "
+                               "90.2 min, utilization 0.636 over 96 compute nodes")
 
 
 # ------------------------------------------------------------------- demo
