@@ -488,6 +488,16 @@ def plot_tail(jobs: pd.DataFrame, path, metric: str = "waiting_time", top: int =
     tails = tail_values(jobs, metric, top)
     fig, ax = tail_figure(tails, (7, 4.5),
                           {s: {"marker": ".", "linewidth": 1, "label": s} for s in tails})
-    ax.set_ylabel(f"{metric} (s)" if metric in ("waiting_time", "turnaround") else metric)
-    ax.set_title(f"Tail: the {top} highest {metric} values per scheduler")
+    name = metric.replace("_", " ")
+    values = np.concatenate(list(tails.values())) if tails else np.array([])
+    if metric in _TIME_METRICS and ax.get_yscale() == "log" and values.size:
+        ticks, labels = log_time_ticks(float(values.min()) / 1.5, float(values.max()) * 1.5)
+        if len(ticks) >= 2:
+            ax.yaxis.set_major_locator(FixedLocator(ticks))
+            ax.yaxis.set_minor_locator(NullLocator())
+            ax.set_yticklabels(labels)
+        ax.set_ylabel(f"{name} (log scale)")
+    else:
+        ax.set_ylabel(f"{name} (s)" if metric in _TIME_METRICS else name)
+    ax.set_title(f"Tail: the {top} highest {name} values per scheduler")
     return save_png(fig, path, mkdir=True)
