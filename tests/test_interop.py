@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
@@ -20,7 +21,14 @@ from iosched.analysis.format import format_table
 from iosched.analysis.jobs import load_jobs
 from iosched.analysis.metrics import job_metrics
 from iosched.analysis.metrics_file import dir_metrics
-from iosched.analysis.plots import plot_ecdf, plot_gantt, plot_utilization, resample_steps
+from iosched.analysis.plots import (
+    plot_ecdf,
+    plot_gantt,
+    plot_ratio_boxes,
+    plot_utilization,
+    ratio_groups,
+    resample_steps,
+)
 from iosched.analysis.units import format_duration, log_time_ticks, time_unit
 from iosched.campaign.schema import load_campaign
 from iosched.demo import DemoRun, bb_workload, comparison_rows, run_demo
@@ -295,6 +303,16 @@ def test_resample_steps_is_the_exact_mean():
     m = resample_steps(t, n, np.array([0.0, 20.0, 40.0]))
     assert m == pytest.approx([(2 * 10 + 4 * 10) / 20, (4 * 10) / 20])
     assert resample_steps(t, n, np.array([-10.0, 0.0])) == pytest.approx([0.0])
+
+
+def test_no_box_plot_from_fewer_than_five_values(tmp_path):
+    df = pd.DataFrame({"scheduler": ["fcfs"] * 5 + ["easy"] * 5 + ["sjf"] * 2,
+                       "ratio_utilization": [1.0] * 5 + [1.1, 1.2, 0.9, 1.0, 1.05] + [1.3, np.nan]})
+    groups = ratio_groups(df, "fcfs", "utilization")
+    assert set(groups) == {"easy", "sjf"}  # the baseline's own ratios are left out
+    assert groups["easy"][0] == "box" and groups["easy"][1].size == 5
+    assert groups["sjf"][0] == "points" and list(groups["sjf"][1]) == [1.3]
+    assert plot_ratio_boxes(df, tmp_path / "b.png", "fcfs", metrics=("utilization",)).is_file()
 
 
 def test_long_trace_figures(tmp_path):

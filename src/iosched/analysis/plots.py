@@ -43,7 +43,7 @@ from iosched.analysis.units import log_time_ticks, time_unit
 from iosched.batsim.jobs import COMPLETED_SUCCESSFULLY
 from iosched.errors import InputError
 
-__all__ = ["usage_steps", "queue_steps", "resample_steps", "plot_utilization", "plot_gantt", "plot_ratio_boxes",
+__all__ = ["usage_steps", "queue_steps", "resample_steps", "ratio_groups", "plot_utilization", "plot_gantt", "plot_ratio_boxes",
            "plot_ecdf", "plot_tail", "tail_values", "tail_figure", "new_figure", "save_png",
            "log_yscale"]
 
@@ -339,6 +339,23 @@ METRIC_LABELS = {
 }
 
 
+def ratio_groups(df: pd.DataFrame, baseline: str, metric: str) -> dict:
+    """How :func:`plot_ratio_boxes` draws ``ratio_<metric>``: for each
+    scheduler but the baseline, ``("box", values)`` when it has at least
+    :data:`MIN_BOX_POINTS` finite values, else ``("points", values)``.
+
+    :returns: {scheduler: (kind, 1-D float array)}, schedulers sorted.
+    """
+    out = {}
+    for s in scheduler_labels(df):
+        if s == baseline:
+            continue
+        v = df.loc[df["scheduler"] == s, f"ratio_{metric}"].to_numpy(float)
+        v = v[np.isfinite(v)]
+        out[s] = ("box" if v.size >= MIN_BOX_POINTS else "points", v)
+    return out
+
+
 def plot_ratio_boxes(df: pd.DataFrame, path, baseline: str,
                      metrics=("waiting_time_mean", "bounded_slowdown_mean", "utilization")) -> Path:
     """Ratios ``ratio_<metric>`` per scheduler other than the baseline (one
@@ -360,11 +377,11 @@ def plot_ratio_boxes(df: pd.DataFrame, path, baseline: str,
     axes = fig.subplots(1, len(metrics), squeeze=False)[0]
     for ax, m in zip(axes, metrics):
         positions = list(range(1, len(scheds) + 1))
+        groups = ratio_groups(df, baseline, m)
         boxes = []
         for p, s in zip(positions, scheds):
-            v = df.loc[df["scheduler"] == s, f"ratio_{m}"].to_numpy(float)
-            v = v[np.isfinite(v)]
-            if v.size >= MIN_BOX_POINTS:
+            kind, v = groups[s]
+            if kind == "box":
                 boxes.append((p, v))
             elif v.size:
                 ax.plot(np.full(v.size, p), v, linestyle="none", marker="o", color="tab:blue",
