@@ -43,13 +43,19 @@ def _t95(n: int) -> float:
 
 def collect(campaigns) -> tuple:
     """``(runs DataFrame, {run id: (phases, jobs, record)})`` of every
-    finished run (``done.json``) of the campaign folders.
+    finished run (``done.json``) of the campaign folders that their
+    ``campaign.json`` lists (runs of an earlier version of the campaign
+    file, e.g. with more seeds, are left out).
 
     :raises InputError: a folder without runs.
     """
     rows, data = [], {}
     for camp in campaigns:
-        runs = sorted(Path(camp).glob("runs/*/done.json"))
+        manifest = Path(camp) / "campaign.json"
+        listed = ({r["id"] for r in json.loads(manifest.read_text())["runs"]}
+                  if manifest.exists() else None)
+        runs = sorted(p for p in Path(camp).glob("runs/*/done.json")
+                      if listed is None or p.parent.name in listed)
         if not runs:
             raise InputError(f"{camp}: no finished run (runs/*/done.json)")
         for done in runs:
