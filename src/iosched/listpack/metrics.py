@@ -26,8 +26,8 @@ import pandas as pd
 from iosched.errors import InputError
 from iosched.listpack.model import PeriodicJob
 
-__all__ = ["read_phases", "read_workload", "job_table", "summary", "series", "max_io_overlap",
-           "PHASE_RE"]
+__all__ = ["read_phases", "read_workload", "job_table", "summary", "series", "binned_usage",
+           "max_io_overlap", "PHASE_RE"]
 
 #: Phase job ids of :mod:`iosched.schedulers.listpack`: ``io!<J>.c<k>`` / ``io!<J>.o<k>``.
 PHASE_RE = re.compile(r"^(?P<job>.+)\.(?P<kind>[co])(?P<k>\d+)$")
@@ -132,6 +132,34 @@ def series(phases: pd.DataFrame, jobs: dict, P: int, B: float, times) -> pd.Data
                          "nodes": _step(times, jt["start"], jt["end"], jt["nodes"]) / P,
                          "bandwidth": _step(times, io["start"], io["end"], rate) / B,
                          "utilization": util})
+
+
+def _binned(edges, starts, ends, weights):
+    s, e, w = (np.asarray(x, dtype=float) for x in (starts, ends, weights))
+    out = np.zeros(len(edges) - 1)
+    for i, (t0, t1) in enumerate(zip(edges[:-1], edges[1:])):
+        out[i] = (w * np.clip(np.minimum(e, t1) - np.maximum(s, t0), 0, None)).sum() / (t1 - t0)
+    return out
+
+
+def binned_usage(phases: pd.DataFrame, jobs: dict, P: int, B: float, edges) -> pd.DataFrame:
+    """Fig. 8's quantities averaged over the bins ``[edges[i], edges[i+1])``
+    (s): ``t`` (bin middle), ``running``, ``nodes`` (/ P), ``computing``
+    (nodes in compute phases / P) and ``bandwidth`` (/ B)."""
+    edges = np.asarray(edges, dtype=float)
+    jt = job_table(phases, jobs, B)
+    io = phases[phases["kind"] == "o"]
+    dur = (io["end"] - io["start"]).to_numpy()
+    vol = io["job"].map(lambda j: jobs[j].v).to_numpy(dtype=float)
+    rate = np.divide(vol, dur, out=np.zeros_like(vol), where=dur > 0)
+    comp = phases[phases["kind"] == "c"]
+    return pd.DataFrame({
+        "t": 0.5 * (edges[:-1] + edges[1:]),
+        "running": _binned(edges, jt["start"], jt["end"], np.ones(len(jt))),
+        "nodes": _binned(edges, jt["start"], jt["end"], jt["nodes"]) / P,
+        "computing": _binned(edges, comp["start"], comp["end"],
+                             comp["job"].map(lambda j: jobs[j].nodes)) / P,
+        "bandwidth": _binned(edges, io["start"], io["end"], rate) / B})
 
 
 def max_io_overlap(phases: pd.DataFrame, eps: float = 1e-9) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import warnings
 from pathlib import Path
 from statistics import NormalDist
 
@@ -28,7 +29,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from iosched.errors import InputError  # noqa: E402
-from iosched.listpack.metrics import read_phases, read_workload, series, summary  # noqa: E402
+from iosched.listpack.metrics import binned_usage, read_phases, read_workload, series, summary  # noqa: E402
 
 __all__ = ["collect", "write_tables", "figures", "main"]
 
@@ -133,10 +134,14 @@ def figures(df: pd.DataFrame, data: dict, out: Path, usage_alpha: float = 0.6) -
             grid = np.linspace(tmax / 200, tmax, 200)
             for sch, g in sub.groupby("scheduler"):
                 ys = []
-                for rid in g["run"]:
+                for rid, mk in zip(g["run"], g["makespan"]):
                     ph, jobs, rec = data[rid]
-                    ys.append(series(ph, jobs, rec["nodes"], rec["bandwidth"], grid)["utilization"].to_numpy())
-                ax.plot(grid / 3600, np.nanmean(ys, axis=0), label=sch, color=colors[sch], lw=1)
+                    y = series(ph, jobs, rec["nodes"], rec["bandwidth"], grid)["utilization"].to_numpy()
+                    ys.append(np.where(grid <= mk, y, np.nan))   # each run up to its makespan
+                with warnings.catch_warnings():  # all-NaN columns past every makespan
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    mean = np.nanmean(ys, axis=0)
+                ax.plot(grid / 3600, mean, label=sch, color=colors[sch], lw=1)
             ax.set_title(f"{fam} alpha={a}", fontsize=8)
             ax.tick_params(labelsize=7)
             if i == len(FAMILIES) - 1:
@@ -165,18 +170,18 @@ def figures(df: pd.DataFrame, data: dict, out: Path, usage_alpha: float = 0.6) -
         fig.tight_layout()
         fig.savefig(out / name, dpi=80)
         plt.close(fig)
-    # Fig 8: resource usage over time, M-BN and M-No at usage_alpha
+    # Fig 8: resource usage over time (bin averages), M-BN and M-No at usage_alpha
     fig, axes = plt.subplots(2, 3, figsize=(12, 6), squeeze=False)
     for i, fam in enumerate(("M-BN", "M-No")):
         sub = ex[(ex["family"] == fam) & (ex["alpha"] == usage_alpha)]
         if sub.empty:
             continue
-        tmax = sub["makespan"].max()
-        grid = np.linspace(0, tmax, 300)
+        edges = np.linspace(0, sub["makespan"].max(), 61)
         for sch, g in sub.groupby("scheduler"):
-            ser = [series(*data[r][:2], data[r][2]["nodes"], data[r][2]["bandwidth"], grid) for r in g["run"]]
+            ser = [binned_usage(*data[r][:2], data[r][2]["nodes"], data[r][2]["bandwidth"], edges)
+                   for r in g["run"]]
             for j, c in enumerate(("running", "nodes", "bandwidth")):
-                axes[i][j].plot(grid / 3600, np.mean([s[c] for s in ser], axis=0), label=sch,
+                axes[i][j].plot(ser[0]["t"] / 3600, np.mean([s[c] for s in ser], axis=0), label=sch,
                                 color=colors[sch], lw=0.8)
         for j, c in enumerate(("running applications", "used nodes / P", "used bandwidth / B")):
             axes[i][j].set_title(f"{fam} alpha={usage_alpha}: {c}", fontsize=8)
