@@ -9,8 +9,8 @@
   (phase jobs grow as ``2 sum n_i``, about 110 per job), and on U-BN alpha
   0.4 with 50 jobs on the 2048-node Uniform machine (2048 Batsim resources
   instead of 96);
-* the sweep's wall time, when ``--sweep-seconds`` is given (measured by the
-  caller around ``iosched campaign``).
+* the sweeps' wall times given with ``--sweep`` (measured by the caller
+  around ``iosched campaign``).
 
 Writes ``results/bench/listpack.json``. Speed targets belong here, never in
 the tests.
@@ -74,10 +74,10 @@ def _median(platform, workload, policy, base: Path, repeat: int, io_model="exclu
 @click.command()
 @click.option("--n-jobs", default=100, show_default=True, help="jobs of the M-BN workload")
 @click.option("--repeat", default=3, show_default=True, help="runs per scheduler (median)")
-@click.option("--sweep-seconds", type=float, default=None, help="measured wall time of the sweep")
-@click.option("--sweep-runs", type=int, default=None, help="runs of the sweep")
+@click.option("--sweep", "sweeps", multiple=True,
+              help="NAME=SECONDS:RUNS:HOW, a sweep's wall time measured around iosched campaign (repeatable)")
 @click.option("--output", default=str(REPO_ROOT / "results" / "bench" / "listpack.json"), show_default=True)
-def bench_command(n_jobs, repeat, sweep_seconds, sweep_runs, output):
+def bench_command(n_jobs, repeat, sweeps, output):
     """Benchmark the listpack schedulers (module documentation)."""
     cal = calibrate()
     before = cpu_times()
@@ -103,8 +103,11 @@ def bench_command(n_jobs, repeat, sweep_seconds, sweep_runs, output):
         res["growth"]["U-BN n_jobs=50 (2048 resources)"] = _median(uni, w, "io-list", base / "u50", 1)
     for v in list(res["schedulers"].values()) + list(res["growth"].values()):
         v["ms_per_phase"] = round(1000 * v["wall_s"] / v["phases"], 3)
-    if sweep_seconds is not None:
-        res["sweep"] = {"wall_s": sweep_seconds, "runs": sweep_runs, "workers": 2}
+    for item in sweeps:
+        name, _, rest = item.partition("=")
+        secs, runs, how = (rest.split(":", 2) + ["", ""])[:3]
+        res.setdefault("sweep", {})[name] = {"wall_s": float(secs), "runs": int(runs), "workers": 2,
+                                             "how": how}
     res["steal_share"] = steal_share(before, cpu_times())
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -6,7 +6,8 @@ Vidal, IJHPCA 2023, Figs. 4-9) from finished campaign folders.
 Writes ``OUT_DIR/runs.csv`` (one row per run: family, alpha, scheduler
 label, I/O model, seed, the :func:`iosched.listpack.metrics.summary`
 metrics, phase jobs, wall time), ``OUT_DIR/stretch.md`` (mean over seeds
-with a 95 % t confidence half-width when there are several seeds) and the
+with a 95 % t confidence half-width when there are several seeds),
+``OUT_DIR/starvation.md`` (rank correlation of start time with I/O share and size) and the
 figures ``fig4_5_utilization.png``, ``fig6_max_stretch.png``,
 ``fig7_mean_stretch.png``, ``fig8_usage.png``, ``fig9_idle_vs_stretch.png``,
 ``shared_vs_exclusive.png``.
@@ -29,7 +30,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from iosched.errors import InputError  # noqa: E402
-from iosched.listpack.metrics import binned_usage, read_phases, read_workload, series, summary  # noqa: E402
+from iosched.listpack.metrics import binned_usage, job_table, read_phases, read_workload, series, summary  # noqa: E402
 
 __all__ = ["collect", "write_tables", "figures", "main"]
 
@@ -67,6 +68,11 @@ def collect(campaigns) -> tuple:
             ph = read_phases(d / "out_jobs.csv")
             jobs, rec = read_workload(info["inputs"]["workload"])
             s = summary(ph, jobs, rec["nodes"], rec["bandwidth"])
+            jt = job_table(ph, jobs, rec["bandwidth"])
+            # starvation signature (Fig. 8, Lesson 3): rank correlation of the
+            # start time with the job's I/O share x and with its size
+            s["rho_start_x"] = float(jt["start"].rank().corr(jt["x"].rank()))
+            s["rho_start_nodes"] = float(jt["start"].rank().corr(jt["nodes"].rank()))
             wall = json.loads(done.read_text()).get("wall_s", json.loads(done.read_text()).get("wall_time_s"))
             rows.append({"run": d.name, "family": args["family"], "alpha": float(args["alpha"]),
                          "alpha_achieved": rec["alpha"], "scheduler": info["params"]["scheduler"],
@@ -108,6 +114,15 @@ def write_tables(df: pd.DataFrame, out: Path) -> None:
                          f"{f('utilization')} | {f('idle_ratio')} | {g['makespan'].mean() / 3600:.1f} |")
         lines.append("")
     (out / "stretch.md").write_text("\n".join(lines) + "\n")
+    st = df.groupby(["family", "scheduler"])[["rho_start_x", "rho_start_nodes"]].mean().reset_index()
+    lines = ["# Who starts last? (the starvation signature of Fig. 8 / Lesson 3)", "",
+             "Spearman rank correlation, per run, of a job's start time with its I/O share x "
+             "(> 0: I/O-intensive jobs start later) and with its size Q (< 0: large jobs first); "
+             "mean over the runs of every alpha and seed.", "",
+             "| family | scheduler | rho(start, x) | rho(start, Q) |", "|---|---|---|---|"]
+    for _, r in st.iterrows():
+        lines.append(f"| {r['family']} | {r['scheduler']} | {r['rho_start_x']:.2f} | {r['rho_start_nodes']:.2f} |")
+    (out / "starvation.md").write_text("\n".join(lines) + "\n")
 
 
 def _excl(df):
