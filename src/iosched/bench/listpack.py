@@ -18,7 +18,6 @@ the tests.
 
 from __future__ import annotations
 
-import json
 import statistics
 import tempfile
 import time
@@ -96,8 +95,8 @@ def bench_command(n_jobs, repeat, sweeps, output):
             res["schedulers"][f"{pol}-shared"] = _median(mira, wl, pol, base, repeat, "shared")
         for n in (25, 50, 100, 200):
             w = write_workload(base / f"g{n}.json", generate("M-BN", 0.6, 1, n))
-            res["growth"][f"M-BN n_jobs={n}"] = _median(mira, w, "io-list", base / f"g{n}", 1) \
-                if (base / f"g{n}").mkdir() is None else None
+            (base / f"g{n}").mkdir()
+            res["growth"][f"M-BN n_jobs={n}"] = _median(mira, w, "io-list", base / f"g{n}", 1)
         w = write_workload(base / "u50.json", generate("U-BN", 0.4, 1, 50))
         (base / "u50").mkdir()
         res["growth"]["U-BN n_jobs=50 (2048 resources)"] = _median(uni, w, "io-list", base / "u50", 1)

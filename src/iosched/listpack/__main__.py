@@ -7,7 +7,7 @@ import click
 
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError, one_line
-from iosched.listpack.workload import FAMILIES, generate, write_workload
+from iosched.listpack.workload import generate, write_workload
 
 
 @click.command(cls=OneLineErrorCommand, error_prefix="iosched.listpack")
