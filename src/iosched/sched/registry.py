@@ -53,6 +53,11 @@ SCHEDULERS: dict[str, tuple[str, dict]] = {
     "plan-1": ("burstbuffer.py", {"policy": "plan-1"}),
     "plan-2": ("burstbuffer.py", {"policy": "plan-2"}),
     "plan-3": ("burstbuffer.py", {"policy": "plan-3"}),
+    # I/O-aware list vs pack scheduling of Jeannot, Pallez & Vidal (IJHPCA 2023);
+    # the engine needs --enable-dynamic-jobs (see docs/listpack.md)
+    **{name: ("listpack.py", {"policy": name}) for name in (
+        "io-list", "io-list-bf", "io-pack-random", "io-pack-max", "io-pack-char",
+        "io-pack-random-bf", "io-pack-max-bf", "io-pack-char-bf")},
 }
 
 
@@ -61,6 +66,7 @@ SCHEDULERS: dict[str, tuple[str, dict]] = {
 #: ``--enable-dynamic-jobs``, without ``--acknowledge-dynamic-jobs``).
 ENGINE_FLAGS: dict[str, tuple[str, ...]] = {
     "burstbuffer.py": ("--enable-dynamic-jobs",),
+    "listpack.py": ("--enable-dynamic-jobs",),
 }
 
 
