@@ -310,7 +310,7 @@ def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tol
         j = i
         mask = -1
         mins = None
-        ok = True
+        fail = -1       # the segment whose inclusion made the window [i..] fail
         while j < S and (j == i or start_of(j) < end):
             b = bad[j]
             fj = None
@@ -323,24 +323,24 @@ def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tol
                     fj = free_of(j)
                     tot = 0     # burst buffers the segment holds, counted up to n
                     for f, tl in zip(fj, tols):
-                        tot += int(floor((f + tl) / bb))
+                        tot += (f + tl) // bb
                         if tot >= n:
                             break
                     b = tot < n
                 bad[j] = b
             if b:
-                ok = False
+                fail = j
                 break
             mask &= mj
             if mask.bit_count() < n:
-                ok = False
+                fail = j
                 break
             if fj is None:
                 fj = free_of(j)
-            mins = list(fj) if mins is None else [m if m <= f else f for m, f in zip(mins, fj)]
+            mins = list(fj) if mins is None else list(map(min, mins, fj))
             j += 1
-        if ok:
-            slots = tuple(int(math.floor((m + tl) / bb)) for m, tl in zip(mins, tols))
+        if fail < 0:
+            slots = tuple([int((m + tl) // bb) for m, tl in zip(mins, tols)])
             if sum(slots) >= n:
                 key = (mask, n, bb, slots)
                 hit = acache.get(key, False)
@@ -356,14 +356,28 @@ def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tol
                     acache[key] = hit
                 if hit is not None:
                     return t, hit
-            nxt = i + 1
-        elif bad[j]:
-            nxt = j + 1
-        else:
-            nxt = i + 1
+            fail = j - 1    # the whole window [i..j-1] lacks burst buffers
         if only_at:
             break
-        i = nxt
+        if bad[fail]:
+            i = fail + 1
+            continue
+        # Every candidate whose window holds the segments [k..fail] fails,
+        # and the windows of the candidates i' in (i, k] all hold them (they
+        # start no earlier than i's and reach past segment fail, which i's
+        # window reached): walk back from fail to the largest such k.
+        m2 = seg_mask[fail]
+        mins2 = list(free_of(fail))
+        k = fail
+        while k > i:
+            k -= 1
+            m2 &= seg_mask[k]
+            if m2.bit_count() < n:
+                break
+            mins2 = list(map(min, mins2, free_of(k)))
+            if sum([(m + tl) // bb for m, tl in zip(mins2, tols)]) < n:
+                break
+        i = k + 1
     return INF, None
 
 

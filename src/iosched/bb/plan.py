@@ -206,7 +206,8 @@ def artifact_candidates(jobs: Sequence) -> list:
 def artifact_order(jobs: Sequence, cost: Callable[[list], float], rng: random.Random, *,
                    exhaustive_max: int = 5, cooling_steps: int = 30, moves_per_step: int = 6,
                    cooling: float = 0.9, floor: float = 1.0,
-                   time_limit: Optional[float] = None) -> SearchResult:
+                   time_limit: Optional[float] = None,
+                   cost_until: Optional[Callable] = None) -> SearchResult:
     """The artifact's search for the order of ``jobs`` minimising
     ``round(cost(order))`` (module documentation).
 
@@ -218,6 +219,13 @@ def artifact_order(jobs: Sequence, cost: Callable[[list], float], rng: random.Ra
         than the current order).
     :param time_limit: wall-clock seconds after which the annealing stops
         (None: never; the artifact: 20).
+    :param cost_until: optional ``cost_until(order, stop) -> (cost,
+        complete)`` that may stop evaluating an order once ``stop(partial
+        cost)`` is True (e.g. :meth:`iosched.sched.listschedule.ListPlan.evaluate_until`).
+        A move is abandoned as soon as its partial cost shows that it will
+        be rejected whatever its rest costs; the random draw it needs is
+        made at that point, which is where the full evaluation would draw
+        it, so the results are those of full evaluations.
     :returns: a :class:`SearchResult` (``t0`` = initial temperature).
     """
     jobs = list(jobs)
@@ -259,12 +267,16 @@ def artifact_order(jobs: Sequence, cost: Callable[[list], float], rng: random.Ra
                 break
             i, j = rng.randint(0, L - 1), rng.randint(0, L - 1)
             perm[i], perm[j] = perm[j], perm[i]
-            c = score(perm)
             n += 1
-            if c < best_s:
+            if cost_until is None:
+                c = score(perm)
+                accept = c < best_s or c < current or rng.random() < math.exp((current - c) / T)
+            else:
+                c, accept = _bounded_move(perm, cost_until, rng, current, T)
+            if accept and c < best_s:
                 current = best_s = c
                 best = list(perm)
-            elif c < current or rng.random() < math.exp((current - c) / T):
+            elif accept:
                 current = c
             else:
                 perm[i], perm[j] = perm[j], perm[i]
@@ -272,3 +284,41 @@ def artifact_order(jobs: Sequence, cost: Callable[[list], float], rng: random.Ra
         if stop:
             break
     return SearchResult(best, best_s, n, False, True, t0)
+
+
+def _bounded_move(perm: list, cost_until: Callable, rng: random.Random, current, T: float) -> tuple:
+    """One annealing move of :func:`artifact_order` with early rejection.
+
+    The artifact accepts a move of rounded score ``s`` if ``s < current`` or
+    ``r < exp((current - s) / T)`` with ``r = random()`` drawn only when
+    ``s >= current``. Partial costs ``p`` are lower bounds of the order's
+    cost, so ``round(p) >= current`` already implies ``s >= current``: ``r``
+    is drawn then, and the evaluation stops once ``round(p)`` exceeds
+    ``current - T ln r`` by more than 1 (then ``r >= exp((current - s) /
+    T)`` for sure). A complete evaluation is decided with the artifact's
+    own test.
+
+    :returns: ``(s, accepted)`` (``s`` is a lower bound if rejected early).
+    """
+    drawn = []
+
+    def stop(p):
+        if math.isinf(p):
+            return False
+        rp = round(p)
+        if rp < current:
+            return False
+        if not drawn:
+            drawn.append(rng.random())
+        r = drawn[0]
+        return r > 0.0 and rp > current - T * math.log(r) + 1.0
+
+    c, complete = cost_until(perm, stop)
+    s = c if math.isinf(c) else round(c)
+    if not complete:
+        return s, False
+    if s < current:
+        return s, True
+    if not drawn:
+        drawn.append(rng.random())
+    return s, drawn[0] < math.exp((current - s) / T)

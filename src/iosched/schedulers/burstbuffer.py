@@ -324,8 +324,12 @@ class Burstbuffer(PybatsimScheduler):
             rec.update(skipped=True, evaluations=0, seconds=time.perf_counter() - t0)
             self.searches.append(rec)
             return prefix
+        def until(o, stop):
+            c, complete = lplan.evaluate_until(prefix + o, lambda p: stop(p - base))
+            return c - base, complete
+
         res = plan.artifact_order(rest, lambda o: lplan.evaluate(prefix + o) - base, self.rng,
-                                  time_limit=self.time_limit or None)
+                                  time_limit=self.time_limit or None, cost_until=until)
         order = prefix + res.order
         lplan.evaluate(order)  # leaves the plan of the chosen order on the timeline
         rec.update(skipped=False, cost=res.cost, evaluations=res.evaluations,
