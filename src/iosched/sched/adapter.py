@@ -25,6 +25,7 @@ from batsim.batsim import BatsimScheduler
 
 from iosched.sched.core import Scheduler
 from iosched.sched.machine import Machine
+from iosched.sched.options import check_declared
 
 __all__ = ["PybatsimScheduler", "state_name"]
 
@@ -44,10 +45,19 @@ class PybatsimScheduler(BatsimScheduler):
     :raises InputError: as :meth:`make_core` does (bad options).
 
     Attribute ``core``: the :class:`~iosched.sched.core.Scheduler`.
+
+    Class attribute ``OPTIONS``: the option names the scheduler reads
+    (``name -> one-line description``, see :mod:`iosched.sched.options`);
+    an option not declared there is refused with an :class:`InputError`
+    before :meth:`make_core` runs. None (the default): nothing is checked.
     """
+
+    #: option name -> one-line description, or None (undeclared, unchecked)
+    OPTIONS: dict[str, str] | None = None
 
     def __init__(self, options=None):
         super().__init__(dict(options or {}))
+        check_declared(self.options, self.OPTIONS, f"scheduler {type(self).__name__}")
         self._to_execute: list = []
         self._for_core = True
         self.core: Scheduler = self.make_core(self.options)

@@ -49,11 +49,18 @@ def workload_command():
     help="delay profiles, or parallel_homogeneous (cpu = run time x speed)",
 )
 @click.option("--speed", type=float, default=1e9, show_default=True, help="host speed in flop/s (parallel_homogeneous)")
-def swf2json(paths, nb_res, first, start, end, profile_type, speed):
+@click.option("--walltime-factor", type=float, default=None,
+              help="walltime = max(requested time, FACTOR x run time), as Batsim's "
+                   "swf_to_batsim_workload_delay.py -jwf (2 there) [default: max(requested, run time)]")
+@click.option("--use-allocated", is_flag=True,
+              help="res = allocated processors, as Batsim's converter [default: requested processors]")
+def swf2json(paths, nb_res, first, start, end, profile_type, speed, walltime_factor, use_allocated):
     """Convert SWF (default: the shared KTH-SP2 trace) to a Batsim workload OUT.json.
 
     Jobs that cannot run on NB_RES resources or have no run time are dropped;
-    the counts per reason are printed.
+    the counts per reason are printed. SWF may be gzip-compressed (.swf.gz).
+    --use-allocated --walltime-factor 2 gives the res and walltime of Batsim's
+    tools/swf_to_batsim_workload_delay.py.
     """
     if len(paths) == 1:
         swf, out = _default_swf(), paths[0]
@@ -63,7 +70,8 @@ def swf2json(paths, nb_res, first, start, end, profile_type, speed):
         raise click.ClickException(f"swf2json: expected [SWF] OUT.json, got {len(paths)} arguments")
     try:
         workload, report = swf_to_batsim(
-            swf, nb_res=nb_res, first=first, start=start, end=end, profile_type=profile_type, speed=speed
+            swf, nb_res=nb_res, first=first, start=start, end=end, profile_type=profile_type, speed=speed,
+            walltime_factor=walltime_factor, use_allocated=use_allocated,
         )
     except InputError as exc:
         raise click.ClickException(str(exc)) from None
@@ -78,9 +86,14 @@ def swf2json(paths, nb_res, first, start, end, profile_type, speed):
     )
     click.echo(report.summary())
     if report.walltime_raised:
-        click.echo(f"note: {report.walltime_raised} jobs ran longer than requested: walltime set to their run time")
+        if walltime_factor is None:
+            click.echo(f"note: {report.walltime_raised} jobs ran longer than requested: walltime set to their run time")
+        else:
+            click.echo(f"note: {report.walltime_raised} jobs: walltime set to {walltime_factor:g} x run time "
+                       "(above their requested time)")
     if report.without_walltime:
-        click.echo(f"note: {report.without_walltime} jobs have no requested time: no walltime")
+        click.echo(f"note: {report.without_walltime} jobs have no requested time: "
+                   + ("no walltime" if walltime_factor is None else f"walltime {walltime_factor:g} x run time"))
 
 
 @workload_command.command(name="bb", cls=OneLineErrorCommand)
