@@ -89,7 +89,27 @@ from iosched.sched.listschedule import ListSchedule, waiting_cost
 from iosched.sched.orders import fcfs, sjf
 from iosched.sched.policies import Easy, Fcfs, Filler
 
-__all__ = ["Burstbuffer", "POLICIES", "ENCODINGS", "DEFAULT_BB_CAPACITY"]
+__all__ = ["Burstbuffer", "POLICIES", "ENCODINGS", "DEFAULT_BB_CAPACITY", "OPTIONS"]
+
+#: The options the scheduler reads (``iosched.sched.options``): name -> meaning.
+OPTIONS = {
+    "policy": "fcfs, fcfs-easy, filler, fcfs-bb, sjf-bb, sjf-bb-head, plan-1, plan-2, plan-3",
+    "seed": "seed of the plan search's random generator (int)",
+    "alpha": "exponent of the plan score (overrides plan-k's k)",
+    "search": "plan search: artifact (default) or iosched",
+    "reservation_depth": "plan-k: jobs placed in FCFS order before the search (int, default 1)",
+    "time_limit": "plan-k: wall-clock limit of a search in s (0 = none)",
+    "iterations": "search iosched: evaluations per search (200)",
+    "chi0": "search iosched: initial acceptance probability (0.8)",
+    "cooling": "search iosched: cooling factor (0.9)",
+    "bb_capacity": "bytes per burst-buffer node (default 40e9)",
+    "pfs": "host name of the PFS (pfs)",
+    "nodes": "compute-node choice: first (default) or consecutive",
+    "storage": "burst-buffer node choice in a tier: first (default) or most-free",
+    "encoding": "phases (default, real Batsim) or composed (embedded engine only)",
+    "stats": "path of a JSON file of per-pass plan statistics (benchmarks)",
+    "period": "call the scheduler every period s while jobs wait",
+}
 
 #: Job encodings (option ``encoding``): one dynamic job per phase (runs on
 #: the real Batsim 4.2.1), or one job with a composed profile (embedded
@@ -148,6 +168,8 @@ class Burstbuffer(PybatsimScheduler):
 
     :raises InputError: unknown policy or bad option.
     """
+
+    OPTIONS = OPTIONS
 
     def make_core(self, options: dict) -> Scheduler:
         opts = options
