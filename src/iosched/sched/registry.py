@@ -50,6 +50,8 @@ SCHEDULERS: dict[str, tuple[str, dict]] = {
     "bb-filler": ("burstbuffer.py", {"policy": "filler"}),
     "fcfs-bb": ("burstbuffer.py", {"policy": "fcfs-bb"}),
     "sjf-bb": ("burstbuffer.py", {"policy": "sjf-bb"}),
+    # sjf-bb with the whole queue sorted by walltime (iosched before issue 13)
+    "sjf-bb-head": ("burstbuffer.py", {"policy": "sjf-bb-head"}),
     "plan-1": ("burstbuffer.py", {"policy": "plan-1"}),
     "plan-2": ("burstbuffer.py", {"policy": "plan-2"}),
     "plan-3": ("burstbuffer.py", {"policy": "plan-3"}),

@@ -100,11 +100,16 @@ def swf2json(paths, nb_res, first, start, end, profile_type, speed, walltime_fac
 @click.argument("paths", nargs=-1, metavar="[SWF] OUT")
 @click.option("--seed", type=int, default=1, show_default=True, help="random seed of the burst-buffer draws")
 @click.option("--first", type=click.IntRange(min=1), default=None, help="keep only the first N jobs")
-@click.option("--parts", type=click.IntRange(min=1), default=None,
-              help="cut into this many consecutive parts (the paper: 16); OUT is then a folder")
+@click.option("--parts", default=None, metavar="artifact|N",
+              help="cut into parts; OUT is then a folder: 'artifact' = the artifact's 16 parts "
+                   "(by SWF job numbers), N = N consecutive parts of --part-days days")
 @click.option("--part-days", type=click.FloatRange(min=0, min_open=True), default=21.0, show_default=True,
-              help="length of a part in days")
-def bb_workload(paths, seed, first, parts, part_days):
+              help="length of a part in days (with --parts N)")
+@click.option("--cap", type=click.Choice(["artifact", "total"]), default="artifact", show_default=True,
+              help="burst-buffer cap rule (docs/burst-buffers.md)")
+@click.option("--bandwidth", type=click.FloatRange(min=0, min_open=True), default=1250.0,
+              show_default=True, help="I/O bandwidth of the compute-time correction, MB/s")
+def bb_workload(paths, seed, first, parts, part_days, cap, bandwidth):
     """Burst-buffer workload (Kopanski & Rzadca, Euro-Par 2021) of an SWF log
     (default: the shared KTH-SP2 trace) for platforms/dragonfly96.xml.
 
@@ -120,9 +125,17 @@ def bb_workload(paths, seed, first, parts, part_days):
         swf, out = paths[0], Path(paths[1])
     else:
         raise click.ClickException(f"bb: expected [SWF] OUT, got {len(paths)} arguments")
+    if parts is not None and parts != "artifact":
+        try:
+            parts = int(parts)
+        except ValueError:
+            raise click.ClickException(f"--parts: expected 'artifact' or a positive integer, "
+                                       f"got {parts!r}") from None
+        if parts < 1:
+            raise click.ClickException(f"--parts: expected 'artifact' or a positive integer, got {parts}")
     try:
         res = W.campaign_workload(seed=seed, swf=Path(swf), first=first, parts=parts,
-                                  part_days=part_days)
+                                  part_days=part_days, cap=cap, bandwidth_mbps=bandwidth)
         if parts is None:
             W.write_workload(res, out)
             click.echo(f"wrote {out}: {len(res['jobs'])} jobs (seed {seed}, {res.get('dropped', 0)} dropped)")
@@ -132,7 +145,7 @@ def bb_workload(paths, seed, first, parts, part_days):
         for k, p in enumerate(pieces):
             W.write_workload(p, out / f"part-{k:02d}.json")
         click.echo(f"wrote {out}/part-00.json .. part-{len(pieces) - 1:02d}.json: "
-                   f"{sum(len(p['jobs']) for p in pieces)} jobs in {len(pieces)} parts of {part_days:g} days "
+                   f"{sum(len(p['jobs']) for p in pieces)} jobs in {len(pieces)} parts "
                    f"(seed {seed})")
     except InputError as exc:
         raise click.ClickException(str(exc)) from None
