@@ -61,4 +61,5 @@ def test_installed_package_runs_a_baseline_and_a_burst_buffer_scheduler(site, tm
         record = json.loads((tmp_path / sched / "command.json").read_text())
         assert Path(record["scheduler"]["file"]).is_relative_to(site)
         rows = (tmp_path / sched / "out_jobs.csv").read_text().splitlines()
-        assert len(rows) == 1 + (4 if sched == "easy" else 8)   # sjf-bb: each job and its run
+        # sjf-bb: each job and its run, one row per phase (stage-in, compute, stage-out)
+        assert len(rows) == 1 + (4 if sched == "easy" else 4 + 4 * 3)
