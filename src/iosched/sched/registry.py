@@ -50,6 +50,11 @@ SCHEDULERS: dict[str, tuple[str, dict]] = {
     "plan-1": ("burstbuffer.py", {"policy": "plan-1"}),
     "plan-2": ("burstbuffer.py", {"policy": "plan-2"}),
     "plan-3": ("burstbuffer.py", {"policy": "plan-3"}),
+    # data-aware dispatch of Li & Tatebe (IEEE Systems Journal 2017) and its
+    # Torque FIFO baseline, on NUSA platforms (see docs/dad.md)
+    "torque-fifo": ("dad.py", {"policy": "torque-fifo"}),
+    "dad": ("dad.py", {"policy": "dad"}),
+    "dad-ds": ("dad.py", {"policy": "ds"}),
 }
 
 
