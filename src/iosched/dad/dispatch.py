@@ -21,9 +21,9 @@ the decision (the simulation's stand-in for the CPU load average of
   waits for the next pass.
   ``variant="ds"`` is delay scheduling alone (Zaharia et al., EuroSys 2010,
   as the paper's Section IV-B applies it): the Score is the file locality
-  alone (beta = 1) and a task not local to any free node always waits up to
-  ``wLimit`` passes, even when no node could ever be local (the "redundant
-  wait time" DAD removes).
+  alone (beta = 1) and a task that reads data and is not local to any free
+  node always waits up to ``wLimit`` passes, even when no node could ever be
+  local (the "redundant wait time" DAD removes).
 
 While a task is delayed the dispatcher asks to be called again ``cycle``
 seconds later (``pbs_sched``'s ``scheduler_iteration``), so that a delayed
@@ -209,9 +209,10 @@ class DataAwareDispatch:
             or ``"no-free-node"``.
         """
         placer = s.placer
-        min_score, p_node, g_node, if_wait = float("inf"), None, None, self.variant == "ds"
-        p_loc = None
         files = job.request.files
+        # plain delay scheduling waits for any task that reads data
+        if_wait = self.variant == "ds" and any(f.size > 0 for f in files)
+        min_score, p_node, g_node, p_loc = float("inf"), None, None, None
         for i, node in enumerate(placer.nodes):
             loc = file_locality(files, node.name)
             sc = score(loc, loads[i], self.beta)
