@@ -98,7 +98,7 @@ def test_local_replica_never_remote_when_a_local_node_is_free():
         free = core.profile.free_at(1.0)[0]
         holders = sorted(rng.sample(nodes, rng.randrange(1, 3)))
         local_free = any(len(n.resources & free) for n in core.placer.nodes if n.name in holders)
-        core.submit(FakeJob("t", [f("x", holders)]))
+        core.submit(FakeJob("t", [f("x", holders)], queue="probe"))   # not behind a delayed head
         core.schedule(1.0)
         recs = [r for r in launcher.started if r.job.id == "t"]
         if local_free:
