@@ -109,13 +109,15 @@ def blast_shares(slowdown: float, set_bytes: float, slots: int, local_bw: float,
 
 def blast_like(nb_tasks: int = 8, slots: int = 8, nb_nodes: int = 4, set_files: int = 2,
                set_bytes: float = 2 * GB, slowdown_x: float = 0.1728, slowdown_n: float = 1.0,
+               set_bytes_n: float | None = None,
                local_bw: float = 2803.61 * MB, nic_bw: float = 125 * MB, speed: float = 1e9,
                replicas: int = 2) -> dict:
     """The BLAST benchmark as two queues (Section V-C).
 
     Queue ``blastx`` (submitted first) and queue ``blastn``: ``nb_tasks``
     tasks each, ``slots`` slots per task (BLAST+ threads), all at t = 0.
-    Each queue's file set has ``set_files`` files totalling ``set_bytes``,
+    Each queue's file set has ``set_files`` files totalling ``set_bytes``
+    (blastn: ``set_bytes_n`` if given),
     every file replicated on ``replicas`` nodes: the blastn set on nodes
     ``0..replicas-1``, the blastx set on the next ``replicas`` nodes (modulo
     ``nb_nodes``), as in Fig. 4 (two nodes per file).  A task reads its whole
@@ -130,12 +132,13 @@ def blast_like(nb_tasks: int = 8, slots: int = 8, nb_nodes: int = 4, set_files: 
     if nb_tasks < 1 or slots < 1 or set_files < 1 or replicas < 1 or replicas > nb_nodes:
         raise InputError("blast_like: counts must be >= 1 and replicas <= nb_nodes")
     jobs, profiles, desc = [], {}, {}
+    sizes = {"blastx": set_bytes, "blastn": set_bytes if set_bytes_n is None else set_bytes_n}
     for q, (queue, slowdown) in enumerate((("blastx", slowdown_x), ("blastn", slowdown_n))):
-        sh = blast_shares(slowdown, set_bytes, slots, local_bw, nic_bw, speed)
+        sh = blast_shares(slowdown, sizes[queue], slots, local_bw, nic_bw, speed)
         desc[queue] = {k: round(v, 6) for k, v in sh.items()}
         first = (1 - q) * replicas   # blastn on nodes 0..replicas-1, blastx after them
         holders = [node_name((first + r) % nb_nodes, nb_nodes) for r in range(replicas)]
-        files = [{"name": f"{queue}_db{j}", "size": set_bytes / set_files, "replicas": holders}
+        files = [{"name": f"{queue}_db{j}", "size": sizes[queue] / set_files, "replicas": holders}
                  for j in range(set_files)]
         for f in files:
             profiles[f"read_{f['name']}"] = _read_profile(f["name"], f["size"])
@@ -151,7 +154,7 @@ def blast_like(nb_tasks: int = 8, slots: int = 8, nb_nodes: int = 4, set_files: 
 def trace_driven(swf_path, nb_nodes: int, slots: int, *, first: int = 1000, seed: int = 0,
                  nb_sets: int = 0, files_per_set: int = 4, file_bytes: float = 2 * GB,
                  replicas: int = 2, io_queue_share: float = 0.5, speed: float = 1e9,
-                 max_runtime: float = 3600.0) -> dict:
+                 max_runtime: float = 600.0, load: float = 0.0) -> dict:
     """A trace-driven workload beyond the paper: the first ``first`` jobs of
     an SWF trace give the arrival times (``submit_time``, shifted to start at
     0) and the run times (``run_time``, capped at ``max_runtime`` s, as
@@ -159,7 +162,11 @@ def trace_driven(swf_path, nb_nodes: int, slots: int, *, first: int = 1000, seed
     reading one of ``nb_sets`` synthetic file sets (default ``nb_nodes / 4``
     sets; ``files_per_set`` files of ``file_bytes``, each replicated on
     ``replicas`` random nodes); a share ``io_queue_share`` of the sets belongs
-    to queue ``io`` (the others to ``cpu``).  Draws use
+    to queue ``io`` (the others to ``cpu``).  If ``load`` > 0 the arrival
+    times are compressed (or stretched) by one factor so that the offered
+    computation (sum of slots x capped run time over the trace's span)
+    equals ``load`` times the machine's slots: KTH-SP2 was a 100-node
+    machine, a 512 x 16-slot one would otherwise stay idle.  Draws use
     ``numpy.random.Generator(PCG64(seed))``.
 
     :raises InputError: unreadable trace or bad counts.
@@ -197,6 +204,11 @@ def trace_driven(swf_path, nb_nodes: int, slots: int, *, first: int = 1000, seed
         for f in files:
             profiles[f"read_{f['name']}"] = _read_profile(f["name"], f["size"])
     t0 = rows[0][0]
+    factor = 1.0
+    span = rows[-1][0] - t0
+    if load > 0 and span > 0:
+        work = sum(min(p, slots) * min(r, max_runtime) for _, r, p in rows)
+        factor = work / (load * nb_nodes * slots * span)
     for i, (sub, run, procs) in enumerate(rows):
         s = int(rng.integers(nb_sets))
         queue = "io" if s < round(io_queue_share * nb_sets) else "cpu"
@@ -206,9 +218,9 @@ def trace_driven(swf_path, nb_nodes: int, slots: int, *, first: int = 1000, seed
         profiles[cname] = {"type": "parallel_homogeneous", "cpu": round(min(run, max_runtime) * speed), "com": 0}
         profiles[pname] = {"type": "composed", "repeat": 1,
                            "seq": [f"read_{f['name']}" for f in sets[s]] + [cname]}
-        jobs.append(_task(f"j{i}", sub - t0, n, pname, sets[s], queue))
+        jobs.append(_task(f"j{i}", round((sub - t0) * factor, 6), n, pname, sets[s], queue))
     return {"description": f"trace-driven: {swf_path} first {len(rows)} jobs, {nb_nodes} nodes x {slots} "
-                           f"slots, {nb_sets} file sets, seed {seed}",
+                           f"slots, {nb_sets} file sets, seed {seed}, arrival factor {factor:.6g}",
             "nb_res": nb_nodes * slots, "jobs": jobs, "profiles": profiles}
 
 
