@@ -83,6 +83,7 @@ def run(tmp: Path, platform: Path, workload: dict, scheduler: str, options=None,
 
 
 def _platform(tmp: Path, nodes: int, slots: int) -> tuple:
+    tmp.mkdir(parents=True, exist_ok=True)
     p = tmp / f"nusa{nodes}x{slots}.xml"
     if not p.exists():
         p.write_text(nusa_xml(nodes, slots))
@@ -215,16 +216,19 @@ def scale(tmp: Path, out: Path, swf: Path, sizes=((64, 2000), (512, 5000)), load
     for nodes_n, first in sizes:
         plat, nodes = _platform(tmp, nodes_n, 16)
         w = trace_driven(swf, nodes_n, 16, first=first, seed=0, load=load)
+        total_bytes = sum(f["size"] for j in w["jobs"] for f in j["files"])
         for s in SCHEDS:
             df = run(tmp / f"scale{nodes_n}", plat, w, s, nodes=nodes)
             ok = df[df.final_state == "COMPLETED_SUCCESSFULLY"]
             dec = [d for d in df.attrs["decisions"]]
             rows.append({"nodes": nodes_n, "tasks": len(df), "scheduler": s,
-                         "makespan_s": round(df.finish_time.max(), 3),
-                         "mean_wait_s": round(ok.waiting_time.mean(), 3),
-                         "mean_turnaround_s": round(ok.turnaround.mean(), 3),
+                         "completed": len(ok),
+                         "makespan_s": round(float(df.finish_time.max()), 3),
+                         "mean_wait_s": round(float(ok.waiting_time.mean()), 3),
+                         "mean_turnaround_s": round(float(ok.turnaround.mean()), 3),
                          "local_tasks": int(ok.local.sum()),
                          "remote_TB": round(ok.remote_bytes.sum() / 1e12, 4),
+                         "local_bytes_fraction": round(1 - ok.remote_bytes.sum() / total_bytes, 4),
                          "decisions": len(dec),
                          "mean_decision_us": round(1e6 * sum(d["seconds"] for d in dec) / max(1, len(dec)), 2)})
             pd.DataFrame(rows).to_csv(out / "scale.csv", index=False)

@@ -161,7 +161,10 @@ def trace_driven(swf_path, nb_nodes: int, slots: int, *, first: int = 1000, seed
     computation), each job becomes one task of ``min(procs, slots)`` slots
     reading one of ``nb_sets`` synthetic file sets (default ``nb_nodes / 4``
     sets; ``files_per_set`` files of ``file_bytes``, each replicated on
-    ``replicas`` random nodes); a share ``io_queue_share`` of the sets belongs
+    ``replicas`` random nodes: the same nodes for every file of an
+    even-numbered set, so that some nodes hold the whole set, independent
+    draws per file for an odd-numbered one, so that usually no node is
+    local -- the paper's delay-scheduling assumption 2 fails); a share ``io_queue_share`` of the sets belongs
     to queue ``io`` (the others to ``cpu``).  If ``load`` > 0 the arrival
     times are compressed (or stretched) by one factor so that the offered
     computation (sum of slots x capped run time over the trace's span)
@@ -194,8 +197,10 @@ def trace_driven(swf_path, nb_nodes: int, slots: int, *, first: int = 1000, seed
     sets = []
     for s in range(nb_sets):
         files = []
+        together = sorted(rng.choice(nb_nodes, size=replicas, replace=False).tolist())
         for j in range(files_per_set):
-            holders = sorted(rng.choice(nb_nodes, size=replicas, replace=False).tolist())
+            scattered = sorted(rng.choice(nb_nodes, size=replicas, replace=False).tolist())
+            holders = together if s % 2 == 0 else scattered
             files.append({"name": f"set{s}_f{j}", "size": float(file_bytes),
                           "replicas": [node_name(h, nb_nodes) for h in holders]})
         sets.append(files)
