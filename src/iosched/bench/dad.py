@@ -27,10 +27,10 @@ from pathlib import Path
 
 import click
 
-from iosched.api import simulate
 from iosched.bench.common import calibrate, write_result
 from iosched.clicommon import OneLineErrorCommand
 from iosched.dad.platform import nusa_xml
+from iosched.dad.reproduce import simulate_jobs
 from iosched.dad.workload import trace_driven, write_workload
 from iosched.sched.registry import REPO_ROOT
 from iosched.workloads.default_swf import find_default_swf
@@ -45,7 +45,7 @@ def measure(policy: str, platform: Path, workload: Path, tmp: Path) -> dict:
     """One run: wall time and per-decision statistics (see module doc)."""
     stats = tmp / f"{policy}_stats.json"
     t0 = time.perf_counter()
-    df = simulate(platform, workload, policy, {"stats": str(stats)}, output_dir=tmp / policy)
+    df = simulate_jobs(platform, workload, policy, {"stats": str(stats)}, tmp / policy)
     wall = time.perf_counter() - t0
     st = json.loads(stats.read_text())
     sec = [d["seconds"] * 1e6 for d in st["decisions"]]
