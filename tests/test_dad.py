@@ -302,3 +302,53 @@ def test_unknown_replica_node_is_rejected_by_the_scheduler(tmp_path):
     rows = run(tmp_path, "dad", w, nodes=2, slots=1)
     states = {r["job_id"]: r["final_state"] for r in rows}
     assert sorted(states.values()) == ["COMPLETED_SUCCESSFULLY", "REJECTED"]
+
+
+def test_same_inputs_same_outputs(tmp_path):
+    w = blast_like(nb_tasks=3, slots=8, set_bytes=1 * GB)
+    outs = []
+    for k in range(2):
+        d = tmp_path / str(k)
+        d.mkdir()
+        run(d, "dad", w)
+        outs.append((d / "dad" / "out_jobs.csv").read_bytes())
+    assert outs[0] == outs[1]
+
+
+def test_cli_check_one_line_error(tmp_path):
+    from click.testing import CliRunner
+    from iosched.dad.__main__ import cli
+    plat, wl = tmp_path / "p.xml", tmp_path / "w.json"
+    plat.write_text(nusa_xml(2, 1))
+    w = file_benchmark(2, GB, 2)
+    write_workload(w, wl)
+    ok = CliRunner().invoke(cli, ["check", str(wl), str(plat)])
+    assert ok.exit_code == 0, ok.output
+    w["jobs"][0]["files"][0]["replicas"] = ["n777"]
+    write_workload(w, wl)
+    bad = CliRunner().invoke(cli, ["check", str(wl), str(plat)])
+    assert bad.exit_code != 0
+    lines = [x for x in bad.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and "unknown node 'n777'" in lines[0] and "Traceback" not in bad.output
+
+
+@pytest.mark.real_batsim
+@pytest.mark.skipif(__import__("shutil").which("batsim") is None, reason="no 'batsim' on PATH")
+def test_same_decisions_on_real_batsim(tmp_path):
+    """The encoding is Batsim-standard: the real Batsim 4.2.1 runs it with the
+    same allocations and final states, and times within 0.05 s."""
+    plat, wl = tmp_path / "p.xml", tmp_path / "w.json"
+    plat.write_text(nusa_xml(4, 16))
+    write_workload(blast_like(nb_tasks=4, slots=8, set_bytes=1 * GB), wl)
+    for sched in ("torque-fifo", "dad"):
+        rows = {}
+        for eng in ("embedded", "batsim"):
+            out = tmp_path / f"{sched}-{eng}"
+            run_simulation(plat, wl, sched, out, engine_cmd=None if eng == "embedded" else "batsim", timeout=300)
+            with open(out / "out_jobs.csv") as fh:
+                rows[eng] = {r["job_id"]: r for r in csv.DictReader(fh)}
+        assert rows["embedded"].keys() == rows["batsim"].keys()
+        for jid, a in rows["embedded"].items():
+            b = rows["batsim"][jid]
+            assert (a["final_state"], a["allocated_resources"]) == (b["final_state"], b["allocated_resources"])
+            assert float(a["finish_time"]) == pytest.approx(float(b["finish_time"]), abs=0.05)

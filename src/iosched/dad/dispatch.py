@@ -116,6 +116,8 @@ class NodePlacer(Placer):
                           data=self.nodes[i].name)
 
     def fit(self, job, window):
+        """The first node (lowest resource ids) with ``job.nb_res`` free slots
+        in ``window``: its lowest free slots, or None."""
         for i in range(len(self.nodes)):
             alloc = self.on_node(job, i, window.mask)
             if alloc is not None:

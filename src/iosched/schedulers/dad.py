@@ -110,6 +110,7 @@ class Dad(PybatsimScheduler):
         super().launch(running)
 
     def onSimulationEnds(self):
+        """SIMULATION_ENDS: the core's summary, then the ``stats`` file if asked."""
         super().onSimulationEnds()
         if self.stats_path:
             with open(self.stats_path, "w") as f:
