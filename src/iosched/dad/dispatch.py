@@ -106,9 +106,15 @@ class NodePlacer(Placer):
                     return f"file {f.name!r}: node {r!r} has no disk (storage host {r}_disk)"
         return None
 
+    def free_slots(self, free_mask: int) -> list:
+        """Free slots of every node (ints), given the free slots ``free_mask``
+        (int bit mask)."""
+        return [(free_mask & m).bit_count() for m in self.masks]
+
     def on_node(self, job, i: int, free_mask: int):
-        """The allocation of ``job`` on node ``i`` given the free slots
-        ``free_mask`` (int bit mask), or None if the node lacks free slots."""
+        """The allocation of ``job`` on node ``i`` (its lowest free slots;
+        ``data`` = the node's name) given the free slots ``free_mask`` (int bit
+        mask), or None if the node lacks free slots."""
         m = free_mask & self.masks[i]
         if m.bit_count() < job.nb_res:
             return None
@@ -124,9 +130,10 @@ class NodePlacer(Placer):
                 return alloc
         return None
 
-    def loads(self, free_mask: int) -> list:
-        """Normalized load of every node: busy slots / slots (floats in [0, 1])."""
-        return [1.0 - (free_mask & m).bit_count() / n.cores for m, n in zip(self.masks, self.nodes)]
+    def loads(self, free_slots: list) -> list:
+        """Normalized load of every node: busy slots / slots (floats in [0,
+        1]), given :meth:`free_slots`."""
+        return [1.0 - f / n.cores for f, n in zip(free_slots, self.nodes)]
 
 
 def _free_mask(s, now) -> int:
@@ -147,26 +154,25 @@ class TorqueFifo:
         """One pass at ``now`` (s) on the core ``s``: FIFO, lowest load."""
         placer = s.placer
         free = _free_mask(s, now)
+        slots = placer.free_slots(free)
         for job in s.queue:
             t0 = time.perf_counter()
-            loads = placer.loads(free)
-            best, alloc = None, None
-            for i in sorted(range(len(loads)), key=lambda i: (loads[i], i)):
-                alloc = placer.on_node(job, i, free)
-                if alloc is not None:
-                    best = i
-                    break
+            loads = placer.loads(slots)
+            best = min((i for i, n in enumerate(slots) if n >= job.nb_res),
+                       key=lambda i: (loads[i], i), default=None)
             if best is None:
                 if self.record:
                     self.decisions.append(Decision(now, job.id, None, "no-free-node", None,
                                                    time.perf_counter() - t0))
                 return
+            alloc = placer.on_node(job, best, free)
             name = placer.nodes[best].name
             loc = file_locality(job.request.files, name)
             if self.record:
                 self.decisions.append(Decision(now, job.id, name, "local" if loc < 0.5 else "remote",
                                                loc, time.perf_counter() - t0))
             free &= ~alloc.mask
+            slots[best] -= job.nb_res
             s.start(job, now, alloc)
 
 
@@ -201,11 +207,11 @@ class DataAwareDispatch:
         self.wtime: dict = {}
         self._last_try: dict = {}
 
-    def dispatch(self, s, job, free: int, loads: list, now: float):
+    def dispatch(self, s, job, free: int, slots: list, now: float):
         """DATAAWAREDISPATCH(job) (Algorithm 1, lines 19-50).
 
         :param free: bit mask of the free slots now.
-        :param loads: normalized load of each node (:meth:`NodePlacer.loads`).
+        :param slots: free slots of each node (:meth:`NodePlacer.free_slots`).
         :returns: ``(allocation or None, kind, fileLocality of the chosen
             node or None)``; kind is ``"local"``, ``"remote"``, ``"delayed"``
             or ``"no-free-node"``.
@@ -215,28 +221,29 @@ class DataAwareDispatch:
         # plain delay scheduling waits for any task that reads data
         if_wait = self.variant == "ds" and any(f.size > 0 for f in files)
         min_score, p_node, g_node, p_loc = float("inf"), None, None, None
+        loads = placer.loads(slots)
+        need = job.nb_res
         for i, node in enumerate(placer.nodes):
             loc = file_locality(files, node.name)
             sc = score(loc, loads[i], self.beta)
-            alloc = placer.on_node(job, i, free)
-            if alloc is None:
+            if slots[i] < need:                      # h is not free
                 if sc < self.l_shold:
                     if_wait = True
             elif sc < min_score:
-                p_node, min_score, p_loc = alloc, sc, loc
+                p_node, min_score, p_loc = i, sc, loc
                 if sc < self.l_shold:
-                    g_node = alloc
+                    g_node = i
         if p_node is None:
             return None, "no-free-node", None
         if g_node is not None:
-            return g_node, "local", p_loc
+            return placer.on_node(job, g_node, free), "local", p_loc
         w = self.wtime.get(job.id, 0)
         if w < self.w_limit and if_wait:
             if self._last_try.get(job.id) != now:   # one attempt per distinct time
                 self._last_try[job.id] = now
                 self.wtime[job.id] = w + 1
             return None, "delayed", None
-        return p_node, "remote", p_loc
+        return placer.on_node(job, p_node, free), "remote", p_loc
 
     def _queues(self, s) -> list:
         if not self.interleave:
@@ -250,6 +257,7 @@ class DataAwareDispatch:
         """One pass at ``now`` (s) on the core ``s``: interleave the queues,
         one head task per queue per round, until every queue's head waits."""
         free = _free_mask(s, now)
+        slots = s.placer.free_slots(free)
         queues = [list(reversed(q)) for q in self._queues(s)]   # pop() gives the head
         delayed = False
         while queues:
@@ -257,7 +265,7 @@ class DataAwareDispatch:
             for q in queues:
                 job = q[-1]
                 t0 = time.perf_counter()
-                alloc, kind, loc = self.dispatch(s, job, free, s.placer.loads(free), now)
+                alloc, kind, loc = self.dispatch(s, job, free, slots, now)
                 if self.record:
                     self.decisions.append(Decision(now, job.id, alloc.data if alloc else None, kind, loc,
                                                    time.perf_counter() - t0))
@@ -266,6 +274,7 @@ class DataAwareDispatch:
                     continue                   # this queue waits for the next pass
                 q.pop()
                 free &= ~alloc.mask
+                slots[s.placer.index[alloc.data]] -= job.nb_res
                 self._last_try.pop(job.id, None)
                 s.start(job, now, alloc)
                 if q:

@@ -160,7 +160,7 @@ def file_benchmarks(tmp: Path, out: Path) -> dict:
     fig.savefig(out / "fig5_thput.png", dpi=110)
     plt.close(fig)
     # Fig. 6: readgf Gantt charts
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharex=True)
     for ax, s in zip(axes, ("torque-fifo", "dad")):
         df = res[("readgf", s)]
         _gantt(ax, df, f"readgf, {s}: makespan {df.finish_time.max():.2f} s (blue local, red remote)")
