@@ -43,6 +43,9 @@ def test_replica_choice():
     f = FileRef("a", 1.0, ("n2", "n1"))
     assert replica_for(f, "n1") == "n1"
     assert replica_for(f, "n0") == "n2"
+    assert replica_for(f, "n0", {"n2": 1}) == "n1"              # the less busy replica
+    assert replica_for(f, "n0", {"n2": 1, "n1": 1}) == "n2"     # ties: list order
+    assert replica_for(f, "n1", {"n1": 5}) == "n1"              # local always
 
 
 # ------------------------------------------------------ core-level decisions

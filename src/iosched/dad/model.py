@@ -17,8 +17,8 @@ file's name, then its computation (``parallel_homogeneous``).  At
 EXECUTE_JOB the scheduler sends ``storage_mapping = {file name: Batsim id of
 the disk of the replica it reads}`` (:func:`replica_for`): the node's own
 disk when it holds a replica (a local read through the node's ``local``
-link), else the first listed replica's node (a remote read through both
-nodes' network interfaces).
+link), else the replica node serving the fewest remote reads (a remote read
+through both nodes' network interfaces).
 """
 
 from __future__ import annotations
@@ -125,7 +125,17 @@ def score(locality: float, load: float, beta: float) -> float:
     return locality * beta + load * (1.0 - beta)
 
 
-def replica_for(f: FileRef, node: str) -> str:
+def replica_for(f: FileRef, node: str, serving=None) -> str:
     """The node whose disk a task on ``node`` reads ``f`` from: ``node``
-    itself if it holds a replica, else the first listed replica."""
-    return node if node in f.replicas else f.replicas[0]
+    itself if it holds a replica, else the replica node serving the fewest
+    remote reads now (``serving``: node name -> count; ties and ``None``:
+    the first listed replica) -- a stand-in for Gfarm's choice of a file
+    system node by load.
+
+    :returns: a node name.
+    """
+    if node in f.replicas:
+        return node
+    if not serving:
+        return f.replicas[0]
+    return min(f.replicas, key=lambda r: serving.get(r, 0))

@@ -32,7 +32,9 @@ the shared core: :class:`~iosched.dad.dispatch.NodePlacer` and
 :class:`~iosched.dad.dispatch.TorqueFifo` /
 :class:`~iosched.dad.dispatch.DataAwareDispatch`.  A started task is sent
 with ``storage_mapping`` = file name -> disk of the replica it reads
-(:func:`iosched.dad.model.replica_for`).
+(:func:`iosched.dad.model.replica_for`: its own node's, else the replica
+node that the fewest running tasks read from remotely, counted once per
+task).
 """
 
 from __future__ import annotations
@@ -97,6 +99,8 @@ class Dad(PybatsimScheduler):
             self.dispatcher = DataAwareDispatch(beta, delay, lshold, variant=pol,
                                                 interleave=interleave, cycle=cycle)
         self.started: list = []   # (time, job id, node name, {file: replica node})
+        self.serving: dict = {}   # node name -> running tasks reading from it remotely
+        self._sources: dict = {}  # running job id -> the nodes it reads from remotely
         return Scheduler(self.dispatcher, NodePlacer(), fcfs, read_job=read_dad_job, name="Dad")
 
     def launch(self, running) -> None:
@@ -104,10 +108,21 @@ class Dad(PybatsimScheduler):
         file's label -> the disk of the replica read from the task's node."""
         job, alloc = running.job, running.allocation
         node, disks = alloc.data, self.core.placer.disks
-        sources = {f.name: replica_for(f, node) for f in job.request.files}
+        sources = {f.name: replica_for(f, node, self.serving) for f in job.request.files}
+        remote = set(sources.values()) - {node}
+        for src in remote:        # a task counts once per node it reads from
+            self.serving[src] = self.serving.get(src, 0) + 1
+        self._sources[job.id] = remote
         job.batsim.storage_mapping = {name: disks[src] for name, src in sources.items()}
         self.started.append((running.start, job.id, node, sources))
         super().launch(running)
+
+    def completed_id(self, batsim_job):
+        """The job's own id; it stops counting as a remote reader of its
+        source nodes (``serving``)."""
+        for src in self._sources.pop(batsim_job.id, ()):
+            self.serving[src] -= 1
+        return batsim_job.id
 
     def onSimulationEnds(self):
         """SIMULATION_ENDS: the core's summary, then the ``stats`` file if asked."""
