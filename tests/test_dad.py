@@ -3,7 +3,6 @@ and 2), Algorithm 1's decisions on the shared core, and end-to-end runs on
 the embedded engine (iosched/schedulers/dad.py)."""
 
 import csv
-import json
 import random
 from pathlib import Path
 

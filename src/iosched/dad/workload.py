@@ -26,7 +26,6 @@ writes it byte-identically.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import numpy as np
