@@ -6,6 +6,8 @@ after its file, as pybatsim's launcher expects):
   SJF order), conservative backfilling, filler;
 * :mod:`iosched.schedulers.burstbuffer` -- ``Burstbuffer``: the burst-buffer
   policies of Kopanski & Rzadca (Euro-Par 2021).
+* :mod:`iosched.schedulers.dad` -- ``Dad``: Torque FIFO, data-aware dispatch
+  and delay scheduling of Li & Tatebe (IEEE Systems Journal 2017).
 
 Launch one by name with ``iosched run -s easy`` (:mod:`iosched.sched.registry`),
 or with pybatsim's launcher on its file in :mod:`iosched.schedulers.launchers`
