@@ -354,3 +354,12 @@ def test_same_decisions_on_real_batsim(tmp_path):
             b = rows["batsim"][jid]
             assert (a["final_state"], a["allocated_resources"]) == (b["final_state"], b["allocated_resources"])
             assert float(a["finish_time"]) == pytest.approx(float(b["finish_time"]), abs=0.05)
+
+
+def test_delay_outcomes_summary():
+    from iosched.dad.reproduce import delay_outcomes
+    dec = [{"job": "a", "kind": "delayed", "time": 1.0}, {"job": "a", "kind": "delayed", "time": 2.0},
+           {"job": "a", "kind": "local", "time": 4.0}, {"job": "b", "kind": "delayed", "time": 2.0},
+           {"job": "b", "kind": "remote", "time": 3.0}, {"job": "c", "kind": "local", "time": 0.0}]
+    assert delay_outcomes(dec) == {"delayed_tasks": 2, "delayed_then_local": 1,
+                                   "mean_delay_s": 2.0, "max_delay_s": 3.0}

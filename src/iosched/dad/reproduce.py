@@ -254,10 +254,29 @@ def scale(tmp: Path, out: Path, swf: Path, sizes=((64, 2000), (512, 5000)), load
                          "local_tasks": int(ok.local.sum()),
                          "remote_TB": round(ok.remote_bytes.sum() / 1e12, 4),
                          "local_bytes_fraction": round(1 - ok.remote_bytes.sum() / total_bytes, 4),
+                         **delay_outcomes(dec),
                          "decisions": len(dec),
                          "mean_decision_us": round(1e6 * sum(d["seconds"] for d in dec) / max(1, len(dec)), 2)})
             _merge_scale(out / "scale.csv", rows)
     return rows
+
+
+def delay_outcomes(decisions: list) -> dict:
+    """What delay scheduling achieved, from a run's decisions (the ``stats``
+    file): ``delayed_tasks`` (tasks delayed at least once), how many of them
+    then started ``delayed_then_local``, and the mean and max time (s) from
+    a task's first delay to its start."""
+    first, final = {}, {}
+    for d in decisions:
+        if d["kind"] == "delayed":
+            first.setdefault(d["job"], d["time"])
+        elif d["kind"] in ("local", "remote"):
+            final[d["job"]] = (d["kind"], d["time"])
+    spans = [final[j][1] - t for j, t in first.items() if j in final]
+    return {"delayed_tasks": len(first),
+            "delayed_then_local": sum(1 for j in first if final.get(j, ("",))[0] == "local"),
+            "mean_delay_s": round(sum(spans) / len(spans), 3) if spans else 0.0,
+            "max_delay_s": round(max(spans), 3) if spans else 0.0}
 
 
 def _merge_scale(path: Path, rows: list) -> None:
