@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import tempfile
+import time
 from pathlib import Path
 
 import matplotlib
@@ -32,6 +33,7 @@ import pandas as pd  # noqa: E402
 
 from iosched.analysis.jobs import load_jobs  # noqa: E402
 from iosched.analysis.metrics import job_metrics  # noqa: E402
+from iosched.bench.common import calibrate  # noqa: E402
 from iosched.api import PER_JOB  # noqa: E402
 from iosched.dad.platform import node_name, nusa_xml  # noqa: E402
 from iosched.dad.workload import (GB, MB, blast_like, check_workload, file_benchmark,  # noqa: E402
@@ -91,6 +93,7 @@ def run(tmp: Path, platform: Path, workload: dict, scheduler: str, options=None,
     df["local"] = [where.get(j, (None, False, math.nan))[1] for j in df.job_id]
     df["remote_bytes"] = [where.get(j, (None, False, math.nan))[2] for j in df.job_id]
     df.attrs["decisions"] = st["decisions"]
+    df.attrs["passes"] = st["passes"]
     return df
 
 
@@ -235,15 +238,44 @@ def blast(tmp: Path, out: Path) -> dict:
     return res
 
 
-def scale(tmp: Path, out: Path, swf: Path, sizes=((64, 2000), (512, 5000)), load: float = 0.9) -> list:
-    """Torque vs DAD vs DS on 64 and 512 nodes x 16 slots with KTH-SP2 arrivals."""
-    rows = []
+def decision_stats(decisions: list) -> dict:
+    """Wall-clock time per dispatch decision (from the ``stats`` file):
+    ``decisions`` (count), ``decision_us`` (mean, median, p99, max in us)
+    and ``kinds`` (count per decision kind)."""
+    us = sorted(d["seconds"] * 1e6 for d in decisions)
+    kinds: dict = {}
+    for d in decisions:
+        kinds[d["kind"]] = kinds.get(d["kind"], 0) + 1
+    pick = (lambda q: round(us[min(len(us) - 1, int(q * len(us)))], 2)) if us else (lambda q: None)
+    return {"decisions": len(us),
+            "decision_us": {"mean": round(sum(us) / len(us), 2) if us else None,
+                            "median": pick(0.5), "p99": pick(0.99), "max": round(us[-1], 2) if us else None},
+            "kinds": dict(sorted(kinds.items()))}
+
+
+def scale(tmp: Path, out: Path, swf: Path, sizes=((64, 2000), (512, 4000)), load: float = 0.9,
+          bench: Path | None = None) -> list:
+    """Torque vs DAD vs DS on 64 and 512 nodes x 16 slots with KTH-SP2 arrivals.
+
+    Rows go to ``out/scale.csv``; with ``bench`` (a JSON path), the largest
+    machine's runs are also written there as a benchmark record: wall time
+    (s) of each simulation and the scheduler's time per decision
+    (:func:`decision_stats`), with a machine calibration.
+    """
+    rows, records = [], {}
     for nodes_n, first in sizes:
         plat, nodes = _platform(tmp, nodes_n, 16)
         w = trace_driven(swf, nodes_n, 16, first=first, seed=0, load=load)
         total_bytes = sum(f["size"] for j in w["jobs"] for f in j["files"])
         for s in SCHEDS:
+            t0 = time.perf_counter()
             df = run(tmp / f"scale{nodes_n}", plat, w, s, nodes=nodes)
+            wall = time.perf_counter() - t0
+            if nodes_n == max(n for n, _ in sizes):
+                records[s] = {"wall_s": round(wall, 3), "passes": df.attrs["passes"],
+                              **decision_stats(df.attrs["decisions"]),
+                              "makespan_s": round(float(df.finish_time.max()), 3),
+                              "completed": int((df.final_state == "COMPLETED_SUCCESSFULLY").sum())}
             ok = df[df.final_state == "COMPLETED_SUCCESSFULLY"]
             dec = [d for d in df.attrs["decisions"]]
             rows.append({"nodes": nodes_n, "tasks": len(df), "scheduler": s,
@@ -258,6 +290,11 @@ def scale(tmp: Path, out: Path, swf: Path, sizes=((64, 2000), (512, 5000)), load
                          "decisions": len(dec),
                          "mean_decision_us": round(1e6 * sum(d["seconds"] for d in dec) / max(1, len(dec)), 2)})
             _merge_scale(out / "scale.csv", rows)
+    if bench is not None and records:
+        n, first = max(sizes)
+        res = {"calibration": calibrate(), "nodes": n, "slots": 16, "jobs": first, "swf": Path(swf).name,
+               "load": load, "seed": 0, "runs": records}
+        Path(bench).write_text(json.dumps(res, indent=2, sort_keys=True) + "\n")
     return rows
 
 
@@ -319,8 +356,9 @@ def write_table(out: Path, fb: dict, bl: dict) -> None:
     (out / "table.md").write_text("\n".join(lines) + "\n")
 
 
-def main(out, swf=None, scale_sizes=((64, 2000), (512, 5000)), keep=None) -> None:
-    """Run everything into ``out`` (Path); the scale-out only if ``swf`` is given."""
+def main(out, swf=None, scale_sizes=((64, 2000), (512, 4000)), keep=None, bench=None) -> None:
+    """Run everything into ``out`` (Path); the scale-out only if ``swf`` is
+    given (``bench``: see :func:`scale`)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="iosched-dad-", dir=keep) as t:
@@ -329,4 +367,4 @@ def main(out, swf=None, scale_sizes=((64, 2000), (512, 5000)), keep=None) -> Non
         bl = blast(tmp, out)
         write_table(out, fb, bl)
         if swf is not None:
-            scale(tmp, out, Path(swf), scale_sizes)
+            scale(tmp, out, Path(swf), scale_sizes, bench=bench)
