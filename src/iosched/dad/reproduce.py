@@ -40,7 +40,8 @@ from iosched.dad.workload import (GB, MB, blast_like, check_workload, file_bench
                                   trace_driven, write_workload)
 from iosched.run.simulation import run_simulation  # noqa: E402
 
-__all__ = ["PAPER", "run", "file_benchmarks", "blast", "scale", "main"]
+__all__ = ["PAPER", "run", "file_benchmarks", "local_sharing", "blast", "scale", "decision_stats",
+           "delay_outcomes", "main"]
 
 #: The paper's figures (Section V and VI).
 PAPER = {"thput_torque_MBps": 780.11, "thput_dad_MBps": 2803.61, "thput_ratio": 3.59,
@@ -171,6 +172,28 @@ def file_benchmarks(tmp: Path, out: Path) -> dict:
     fig.savefig(out / "fig6_readgf_gantt.png", dpi=110)
     plt.close(fig)
     return {k: v for k, v in res.items()}
+
+
+def local_sharing(tmp: Path, out: Path) -> list:
+    """thput-gfpio with a SHARED local link (a device shared by a node's
+    readers) instead of FATPIPE, at 2803.61 MB/s and 5 x that: mean per-task
+    throughput, and that of the local tasks (``local_sharing.csv``)."""
+    rows = []
+    nodes = [node_name(k, 4) for k in range(4)]
+    for bw in (2803.61 * MB, 5 * 2803.61 * MB):
+        d = tmp / f"shared{bw:g}"
+        d.mkdir(parents=True, exist_ok=True)
+        plat = d / "p.xml"
+        plat.write_text(nusa_xml(4, 16, local_bw=bw, local_sharing="SHARED"))
+        for s in ("torque-fifo", "dad"):
+            df = run(d, plat, file_benchmark(20, GB, 4, "thputgfpio"), s, nodes=nodes)
+            thr = GB / df.execution_time / MB
+            rows.append({"local_link": "SHARED", "local_bw_MBps": round(bw / MB, 2), "scheduler": s,
+                         "mean_MBps": round(thr.mean(), 2), "local_tasks": int(df.local.sum()),
+                         "local_task_mean_MBps": round(thr[df.local].mean(), 2),
+                         "remote_task_mean_MBps": round(thr[~df.local].mean(), 2) if (~df.local).any() else None})
+    pd.DataFrame(rows).to_csv(out / "local_sharing.csv", index=False)
+    return rows
 
 
 BETAS, DELAYS = (0.0, 0.8, 1.0), (0, 2, 4)
@@ -364,6 +387,7 @@ def main(out, swf=None, scale_sizes=((64, 2000), (512, 4000)), keep=None, bench=
     with tempfile.TemporaryDirectory(prefix="iosched-dad-", dir=keep) as t:
         tmp = Path(t)
         fb = file_benchmarks(tmp, out)
+        local_sharing(tmp, out)
         bl = blast(tmp, out)
         write_table(out, fb, bl)
         if swf is not None:
