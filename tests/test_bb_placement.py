@@ -4,6 +4,7 @@ reservations), on random profiles of a dragonfly96-shaped machine."""
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
@@ -139,16 +140,51 @@ def test_plan_timeline_leaves_profile_untouched_and_pop_checks():
     assert math.isinf(tl.place(97, 1e8, 1.0)[0])
 
 
-@settings(max_examples=30)
-@given(st.lists(request, max_size=10), request)
-def test_placer_fast_scan_equals_its_fit_at_every_candidate(busy, req):
-    """The burst-buffer placer's bit-mask scan gives the answer of the
-    generic search (its ``fit`` on the window of every candidate time)."""
+def _placer(nodes, storage):
+    p = BurstBufferPlacer(CAP, nodes=nodes, storage=storage)
+    p.topology = Topology(COMPUTE, STORAGE, nodes=nodes, storage_choice=storage)
+    p.totals = {pool_name(s): CAP for s in STORAGE}
+    return p
+
+
+CHOICES = [("first", "first"), ("consecutive", "most-free"), ("first", "most-free"),
+           ("consecutive", "first")]
+
+
+@pytest.mark.parametrize("nodes,storage", CHOICES)
+@settings(max_examples=30, deadline=None)
+@given(busy=st.lists(request, max_size=14), req=request)
+def test_placer_fast_scan_equals_its_fit_at_every_candidate(nodes, storage, busy, req):
+    """The burst-buffer placer's bit-mask scan (with its skips of candidates
+    whose windows hold a failing run of segments) gives the answer of the
+    generic search (its ``fit`` on the window of every candidate time), for
+    every node and burst-buffer choice."""
+    placer = _placer(nodes, storage)
     prof = _profile(busy)
     job = _Job(*req)
-    t, alloc = PLACER.earliest(prof, job, 100.0)
-    t2, alloc2 = Placer.earliest(PLACER, prof, job, 100.0)
+    t, alloc = placer.earliest(prof, job, 100.0)
+    t2, alloc2 = Placer.earliest(placer, prof, job, 100.0)
     assert t == t2
     if alloc2 is not None:
         assert list(alloc.resources) == list(alloc2.resources) and alloc.data == alloc2.data
         assert alloc.pools == alloc2.pools
+
+
+def test_node_and_storage_choices():
+    """"first" takes the first free nodes in dragonfly order and the first
+    burst-buffer node of a tier with room; "consecutive" the first run of
+    consecutive free nodes; "most-free" the node of the tier with most room
+    (artifact alloc_only.py: _simple_resource_filter,
+    _find_sufficient_burst_buffers; and the earlier consecutive filter)."""
+    from iosched.bb.placement import assign_bb, choose_nodes
+
+    free = ProcSet(1, 2, 4, 5, 6)
+    assert choose_nodes(Topology(COMPUTE, STORAGE), free, 3) == [1, 2, 4]
+    assert choose_nodes(Topology(COMPUTE, STORAGE, nodes="consecutive"), free, 3) == [4, 5, 6]
+    # node 1's own chassis has burst-buffer node 0, its group nodes 9, 18, 27
+    slots = {0: 0, 9: 1, 18: 5, 27: 1}
+    slots.update({s: 0 for s in STORAGE if s not in slots})
+    assert assign_bb(Topology(COMPUTE, STORAGE), [1], slots) == {1: 9}
+    assert assign_bb(Topology(COMPUTE, STORAGE, storage_choice="most-free"), [1], slots) == {1: 18}
+    with pytest.raises(Exception, match="nodes="):
+        Topology(COMPUTE, STORAGE, nodes="random")

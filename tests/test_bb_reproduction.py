@@ -29,7 +29,7 @@ RUNTIME = 1000.0  # s, > tau: bounded slowdown = 1 + W / RUNTIME
 BASE_WAITS = (100.0, 300.0, 0.0, 800.0)  # s, per job, sjf-bb on part 0
 # waiting time factor of each policy (x sjf-bb's waits), per part it is also x (1 + part)
 FACTORS = {"fcfs": 3.0, "fcfs-easy": 100.0, "filler": 2.0, "fcfs-bb": 1.5, "sjf-bb": 1.0,
-           "plan-1": 0.9, "plan-2": 0.75, "plan-3": 0.8}
+           "plan-1": 0.9, "plan-2": 0.75, "plan-3": 0.8, "sjf-bb-head": 0.95}
 PARTS = (0, 1, 2)
 FAILED_RUN = ("plan-3", "kth3w", 2)       # failed.json
 PENDING_RUN = ("filler", "kth3w", 1)      # folder without a marker (killed mid-way)

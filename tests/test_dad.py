@@ -363,3 +363,11 @@ def test_delay_outcomes_summary():
            {"job": "b", "kind": "remote", "time": 3.0}, {"job": "c", "kind": "local", "time": 0.0}]
     assert delay_outcomes(dec) == {"delayed_tasks": 2, "delayed_then_local": 1,
                                    "mean_delay_s": 2.0, "max_delay_s": 3.0}
+
+
+def test_options_are_declared_and_checked():
+    from iosched.sched.registry import check_options, declared_options
+    assert set(declared_options("dad")) == {"policy", "beta", "delay", "lshold", "interleave", "cycle", "stats"}
+    check_options("torque-fifo", {"beta": 0.5})
+    with pytest.raises(InputError, match="unknown option 'betta'.*did you mean 'beta'"):
+        check_options("dad", {"betta": 0.5})

@@ -219,8 +219,18 @@ def test_iosched_metrics_on_a_bb_run(tmp_path):
     with open(out / "out_jobs.csv", newline="") as fh:
         raw = list(csv.DictReader(fh))
     static = {r["job_id"]: r for r in raw if r["workload_name"] == "w0"}
-    runs = {r["job_id"]: r for r in raw if r["workload_name"] == "bb"}
-    assert len(static) == 4 and set(runs) == {"1", "2", "4"}
+    phases: dict = {}      # one dynamic job per phase: J:0 (stage-in), J:1 (compute), J:2 (stage-out)
+    for r in raw:
+        if r["workload_name"] == "bb":
+            base, k = r["job_id"].split(":")
+            phases.setdefault(base, {})[int(k)] = r
+    assert len(static) == 4 and set(phases) == {"1", "2", "4"}
+    assert all(sorted(p) == [0, 1, 2] for p in phases.values())
+    for p in phases.values():   # each phase starts when the previous one ends
+        assert float(p[1]["starting_time"]) >= float(p[0]["finish_time"])
+        assert float(p[2]["starting_time"]) >= float(p[1]["finish_time"])
+    runs = {j: {"starting_time": p[0]["starting_time"], "finish_time": p[2]["finish_time"]}
+            for j, p in phases.items()}
     assert all(r["final_state"] == "REJECTED" for r in static.values())
     expected_wait = {j: float(runs[j]["starting_time"]) - float(static[j]["submission_time"])
                      for j in runs}

@@ -1,70 +1,299 @@
-"""The main job (``make demo``): EASY backfilling on the first 1000 jobs of
-the KTH-SP2 trace, on the burst-buffer paper's ``dragonfly96`` platform, with
-the embedded engine.
+"""The main job (``make demo``, ``iosched demo``): I/O-aware scheduling side by
+side with a classic one, on the embedded engine, in a few minutes.
 
-Steps: convert the trace (Standard Workload Format) to a Batsim workload for
-the platform's 96 compute nodes (jobs that can never fit are reported and
-dropped), run ``schedulers/baseline.py`` (policy ``easy``) against
-``iosched-batsim``, then write and print the metrics and draw the
-utilization and Gantt figures. Outputs go to ``results/demo/``.
+The showcase: the first 1000 jobs of the KTH-SP2 trace, each given a
+burst-buffer request by :func:`iosched.bb.workload.generate` (the
+burst-buffer paper's workload model: Kopanski & Rzadca, Euro-Par 2021,
+Section 5), run on the paper's ``dragonfly96`` platform (96 compute nodes,
+12 burst-buffer nodes, one PFS; every stage-in, stage-out and PFS transfer
+is simulated by SimGrid) by three schedulers of that paper:
 
-Usage: ``python -m iosched.demo [--swf PATH] [--jobs 1000] [--scheduler easy]
-[--platform platforms/dragonfly96.xml] [--output results/demo]``.
+* ``fcfs-easy`` -- EASY backfilling that reserves compute nodes only (the
+  I/O-unaware baseline);
+* ``sjf-bb`` -- EASY with a simultaneous node + burst-buffer reservation,
+  shortest job first;
+* ``plan-2`` -- plan-based scheduling with simulated annealing (alpha = 2).
+
+It prints a comparison table (times with their units, ratios to the
+baseline) and writes to ``results/demo/``: one folder per run (Batsim's
+CSV files, ``metrics.json``), ``comparison.csv`` / ``comparison.md``, the
+figures, and ``report.html`` (self-contained) and ``report.md``.
+
+Adding a run (e.g. one representative of a new family on its own
+platform) takes one entry of :data:`RUNS`: a :class:`DemoRun` naming its
+label, scheduler, platform and workload builder (a function
+``(swf path, nb_jobs, seed, nb_compute) -> Batsim workload dict``). The
+first entry is the baseline of the ratios.
+
+The simulations run in parallel, as many at once as the machine has CPUs
+(at most 2 by default, ``--parallel``). Same inputs and seed give the same
+tables and figures.
+
+Usage: ``python -m iosched.demo [--swf PATH] [--jobs 1000] [--seed 1]
+[--output results/demo] [--parallel N]``.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import click
+import pandas as pd
 
+from iosched.analysis.format import markdown_table
+from iosched.analysis.jobs import load_jobs
+from iosched.analysis.metrics import job_metrics
+from iosched.analysis.metrics_file import write_metrics
+from iosched.analysis.plots import plot_ecdf, plot_gantt, plot_utilization
+from iosched.analysis.report import render_html, render_markdown
+from iosched.analysis.units import format_duration
+from iosched.bb.workload import generate, write_workload
 from iosched.engine.platform import count_compute_hosts
 from iosched.errors import InputError
-from iosched.analysis.format import format_table
-from iosched.analysis.jobs import load_jobs
-from iosched.analysis.metrics_file import write_metrics
-from iosched.analysis.plots import plot_gantt, plot_utilization
 from iosched.run.result import RunError
 from iosched.run.simulation import run_simulation
 from iosched.sched.registry import REPO_ROOT
 from iosched.workloads.default_swf import find_default_swf
-from iosched.workloads.convert import dump_workload, swf_to_batsim
+
+__all__ = ["DemoRun", "RUNS", "bb_workload", "run_demo", "comparison_rows", "main"]
+
+PLATFORMS = REPO_ROOT / "platforms"
+
+
+def bb_workload(swf, nb_jobs: int, seed: int, nb_compute: int) -> dict:
+    """The burst-buffer workload of the demo: the first ``nb_jobs`` jobs of
+    ``swf`` with burst-buffer requests (:func:`iosched.bb.workload.generate`).
+
+    :param swf: SWF path (plain or ``.swf.gz``).
+    :param nb_jobs: number of jobs kept from the start of the trace (>= 1).
+    :param seed: random seed of the burst-buffer draws.
+    :param nb_compute: compute nodes of the platform (the workload's ``nb_res``).
+    :returns: a Batsim workload dict (jobs with ``bb``, ``flops``, ``com`` fields).
+    :raises InputError: unreadable SWF, bad arguments.
+    """
+    return generate(swf, seed=seed, first=nb_jobs, nb_res=nb_compute)
+
+
+@dataclass(frozen=True)
+class DemoRun:
+    """One simulation of the demo.
+
+    :param label: name in the tables and figures (unique).
+    :param scheduler: a registered scheduler name (``iosched.sched.registry``).
+    :param platform: SimGrid platform XML.
+    :param workload: builder ``(swf, nb_jobs, seed, nb_compute) -> workload
+        dict``; runs with the same builder and platform share one file.
+    :param options: scheduler options (pybatsim ``-o``).
+    """
+
+    label: str
+    scheduler: str
+    platform: Path
+    workload: Callable[..., dict]
+    options: dict = field(default_factory=dict)
+
+
+#: The demo's runs, baseline first. One entry per scheduler shown.
+RUNS: list[DemoRun] = [
+    DemoRun("fcfs-easy", "fcfs-easy", PLATFORMS / "dragonfly96.xml", bb_workload),
+    DemoRun("sjf-bb", "sjf-bb", PLATFORMS / "dragonfly96.xml", bb_workload),
+    DemoRun("plan-2", "plan-2", PLATFORMS / "dragonfly96.xml", bb_workload),
+]
+
+#: comparison columns: (metric key, header, kind) -- kind "time" (seconds,
+#: shown with a unit), "ratio" or "int"
+_COLUMNS = (
+    ("waiting_time.mean", "mean wait", "time"),
+    ("waiting_time.p95", "p95 wait", "time"),
+    ("waiting_time.max", "max wait", "time"),
+    ("turnaround.mean", "mean turnaround", "time"),
+    ("bounded_slowdown.mean", "mean bounded slowdown", "number"),
+    ("makespan", "makespan", "time"),
+    ("utilization", "utilization", "number"),
+    ("nb_jobs_started", "jobs started", "int"),
+)
+
+
+def _get(metrics: dict, key: str):
+    v = metrics
+    for k in key.split("."):
+        v = v.get(k) if isinstance(v, dict) else None
+    return v
+
+
+def comparison_rows(results: dict[str, dict], baseline: str) -> tuple[list, list, pd.DataFrame]:
+    """The comparison table of the demo's runs.
+
+    :param results: label -> metrics dict (``metrics.json``), in run order.
+    :param baseline: the label the ratios are relative to.
+    :returns: ``(header, rows, frame)``: the printed table (times with
+        their unit, e.g. ``"1.50 h"``; below each other run, the ratios to
+        the baseline as ``x0.83``), and a DataFrame with the raw values in
+        seconds (one row per run, column names as the metric keys).
+    """
+    header = ["scheduler", *(h for _, h, _ in _COLUMNS)]
+    rows, raw = [], []
+    base = results.get(baseline)
+    for label, m in results.items():
+        cells, rec = [label], {"scheduler": label}
+        for key, _, kind in _COLUMNS:
+            v = _get(m, key)
+            rec[key] = v
+            if v is None:
+                text = "-"
+            elif kind == "time":
+                text = format_duration(v)
+            elif kind == "int":
+                text = str(int(v))
+            else:
+                text = f"{v:.2f}"
+            b = _get(base, key) if base is not None else None
+            if label != baseline and kind != "int" and v is not None and b:
+                text += f" (x{v / b:.2f})"
+            cells.append(text)
+        rows.append(cells)
+        raw.append(rec)
+    return header, rows, pd.DataFrame(raw)
+
+
+def _text_table(header: list, rows: list) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)
+                       for i, (c, w) in enumerate(zip(r, widths))) for r in [header, *rows]]
+    return "\n".join(lines)
+
+
+def run_demo(swf, nb_jobs: int, seed: int, output, parallel: int, runs=None,
+             echo=print) -> dict:
+    """Run the demo and write its outputs (module docstring).
+
+    :param swf: SWF path (None: the shared KTH-SP2 trace).
+    :param nb_jobs: jobs taken from the start of the trace.
+    :param seed: seed of the workload draws.
+    :param output: output folder (created).
+    :param parallel: simulations at once (>= 1).
+    :param runs: the :class:`DemoRun` list (default :data:`RUNS`; the first
+        is the baseline).
+    :param echo: where progress lines go.
+    :returns: ``{"metrics": label -> metrics, "table": str, "simulation_s":
+        wall time of the simulations, "report": path}``.
+    :raises InputError: bad input; :raises RunError: a simulation failed.
+    """
+    runs = list(RUNS if runs is None else runs)
+    if not runs:
+        raise InputError("demo: no run to make")
+    labels = [r.label for r in runs]
+    if len(set(labels)) != len(labels):
+        raise InputError(f"demo: duplicate labels in {labels}")
+    swf = find_default_swf() if swf is None else swf
+    out = Path(output)
+    out.mkdir(parents=True, exist_ok=True)
+    # workloads: one file per (builder, platform)
+    files: dict = {}
+    for r in runs:
+        key = (r.workload, str(r.platform))
+        if key in files:
+            continue
+        nb_compute = count_compute_hosts(str(r.platform))
+        wl = r.workload(swf, nb_jobs, seed, nb_compute)
+        path = out / f"workload_{len(files)}_{Path(r.platform).stem}.json"
+        write_workload(wl, path)
+        files[key] = path
+        echo(f"workload {path.name}: {len(wl['jobs'])} jobs of {Path(swf).name} "
+             f"(seed {seed}) for {nb_compute} compute nodes of {Path(r.platform).name}")
+    echo(f"simulating {', '.join(labels)} ({min(parallel, len(runs))} at once, embedded engine)...")
+
+    def simulate(r: DemoRun):
+        t = time.monotonic()
+        res = run_simulation(r.platform, [files[(r.workload, str(r.platform))]], r.scheduler,
+                             out / r.label, options=dict(r.options), timeout=3600, cpu="none")
+        echo(f"  {r.label}: done in {time.monotonic() - t:.1f} s")
+        return res
+
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(runs)))) as pool:
+        results = list(pool.map(simulate, runs))
+    sim_s = time.monotonic() - t0
+
+    metrics, tables = {}, []
+    for r, res in zip(runs, results):
+        metrics[r.label] = write_metrics(out / r.label, nb_resources=res.compute_hosts)
+    header, rows, frame = comparison_rows(metrics, runs[0].label)
+    frame.to_csv(out / "comparison.csv", index=False)
+    (out / "comparison.md").write_text("\n".join(markdown_table(header, rows)) + "\n",
+                                       encoding="utf-8")
+    table = _text_table(header, rows)
+
+    figdir = out / "figures"
+    figdir.mkdir(exist_ok=True)
+    per_job = []
+    for r, res in zip(runs, results):
+        jobs = load_jobs(out / r.label)
+        jobs.attrs["path"] = f"{r.label}/out_jobs.csv"
+        plot_utilization(jobs, int(res.compute_hosts or metrics[r.label]["nb_resources"]),
+                         figdir / f"utilization_{r.label}.png")
+        plot_gantt(jobs, figdir / f"gantt_{r.label}.png")
+        pj = job_metrics(jobs)
+        pj["scheduler"] = r.label
+        per_job.append(pj)
+    plot_ecdf(pd.concat(per_job, ignore_index=True), figdir / "ecdf_waiting_time.png")
+
+    base = runs[0].label
+    blocks: list = [("h1", "iosched demo: I/O-aware scheduling with burst buffers"),
+                    ("p", f"First {nb_jobs} jobs of {Path(swf).name} with burst-buffer requests "
+                          f"(seed {seed}), simulated by the embedded Batsim-compatible engine "
+                          "(SimGrid computes every compute phase, stage-in, stage-out and PFS "
+                          "transfer). Schedulers of Kopanski & Rzadca (Euro-Par 2021): "
+                          + ", ".join(f"{r.label} ({r.scheduler} on {Path(r.platform).name})"
+                                      for r in runs) + "."),
+                    ("h2", "Comparison"),
+                    ("p", f"Times with their unit; in brackets, the ratio to {base} "
+                          "(below 1 is better except for utilization). Waits are measured "
+                          "from submission to start; utilization over the compute nodes."),
+                    ("table", header, rows),
+                    ("h2", "Waiting times"),
+                    ("img", "figures/ecdf_waiting_time.png", "ECDF of the waiting times")]
+    for r in runs:
+        blocks += [("h3", r.label),
+                   ("img", f"figures/utilization_{r.label}.png",
+                    f"Busy compute nodes and queue length, {r.label}"),
+                   ("img", f"figures/gantt_{r.label}.png",
+                    f"Allocations of every job, coloured by waiting time, {r.label}")]
+    blocks.append(("p", "Raw values (seconds): comparison.csv; per run: <label>/out_jobs.csv "
+                        "(Batsim's format, readable by evalys), metrics.json."))
+    (out / "report.md").write_text(render_markdown(blocks), encoding="utf-8")
+    html = out / "report.html"
+    html.write_text(render_html(blocks, "iosched demo", out), encoding="utf-8")
+    return {"metrics": metrics, "table": table, "simulation_s": sim_s, "report": html}
 
 
 @click.command(name="demo")
 @click.option("--swf", type=click.Path(dir_okay=False), default=None,
-              help="SWF trace [default: ../shared/data/KTH-SP2-1996-2.1-cln.swf]")
+              help="SWF trace, plain or .swf.gz [default: ../shared/data/KTH-SP2-1996-2.1-cln.swf]")
 @click.option("--jobs", "nb_jobs", type=click.IntRange(min=1), default=1000, show_default=True,
               help="number of jobs taken from the start of the trace")
-@click.option("--scheduler", default="easy", show_default=True)
-@click.option("--platform", type=click.Path(dir_okay=False),
-              default=str(REPO_ROOT / "platforms" / "dragonfly96.xml"), show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True,
+              help="seed of the burst-buffer request draws")
 @click.option("--output", type=click.Path(file_okay=False),
               default=str(REPO_ROOT / "results" / "demo"), show_default=True)
-def demo_command(swf, nb_jobs, scheduler, platform, output):
-    """Run the main job and print its metrics."""
+@click.option("--parallel", type=click.IntRange(min=1), default=min(2, os.cpu_count() or 1),
+              show_default=True, help="simulations run at once")
+def demo_command(swf, nb_jobs, seed, output, parallel):
+    """Run the showcase and print the comparison table."""
     try:
-        if swf is None:
-            swf = find_default_swf()
-        out = Path(output)
-        out.mkdir(parents=True, exist_ok=True)
-        nb_res = count_compute_hosts(platform)
-        workload, report = swf_to_batsim(swf, nb_res=nb_res, first=nb_jobs)
-        click.echo(f"workload: {report.kept} jobs from {Path(swf).name} for {nb_res} compute nodes; "
-                   f"{report.summary()}")
-        wl_path = out / "workload.json"
-        with open(wl_path, "w") as f:
-            dump_workload(workload, f)
-        click.echo(f"simulating with '{scheduler}' on {Path(platform).name} (embedded engine)...")
-        result = run_simulation(platform, wl_path, scheduler, out, timeout=3600)
-        metrics = write_metrics(out, nb_resources=nb_res)
-        click.echo(format_table(metrics))
-        jobs = load_jobs(out / "out_jobs.csv")
-        plot_utilization(jobs, nb_res, out / "utilization.png")
-        plot_gantt(jobs, out / "gantt.png", max_jobs=300)
-        click.echo(f"wall time {result.wall_time:.1f} s; outputs in {out}: out_jobs.csv, "
-                   "out_schedule.csv, out_machine_states.csv, metrics.json, utilization.png, gantt.png")
+        t0 = time.monotonic()
+        res = run_demo(swf, nb_jobs, seed, output, parallel, echo=click.echo)
+        click.echo("")
+        click.echo(res["table"])
+        click.echo("")
+        click.echo(f"demo: simulations {res['simulation_s']:.1f} s (wall clock), total "
+                   f"{time.monotonic() - t0:.1f} s; report {res['report']}")
     except (InputError, RunError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
 

@@ -93,7 +93,8 @@ __all__ = [
 ]
 
 #: The paper's eight policies (campaign scheduler labels), in the paper's order.
-POLICIES = ("fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "plan-1", "plan-2", "plan-3")
+POLICIES = ("fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "plan-1", "plan-2", "plan-3",
+            "sjf-bb-head")
 #: The reference policy of the ratios: burst-buffer-aware SJF-EASY-backfilling.
 BASELINE = "sjf-bb"
 #: The burst-buffer-aware policies (reservations on nodes and burst buffers).
@@ -127,12 +128,13 @@ CRITERIA = {
           lambda x: 10 ** 1.5 <= x < 10 ** 2.5),
     "b1": ("improvement > 20%", lambda x: x > 0.20),
     "b2": ("improvement >= 26.5% (27% rounded)", lambda x: x >= 0.265),
+    "c": ("improvement > 0 (sjf-bb better)", lambda x: x > 0),
 }
 
 _METRICS = {"waiting": ("waiting_time_mean", "mean waiting time"),
             "bsld": ("bounded_slowdown_mean", "mean bounded slowdown")}
 _COLORS = {p: c for p, c in zip(POLICIES, ("#1f77b4", "#d62728", "#8c564b", "#ff7f0e", "#2ca02c",
-                                           "#9467bd", "#17becf", "#e377c2"))}
+                                           "#9467bd", "#17becf", "#e377c2", "#7f7f7f"))}
 
 
 @dataclass
@@ -156,6 +158,10 @@ class Reproduction:
     part_numbers: list = field(default_factory=list)
     first_workload: str = FIRST_WORKLOAD
     parts_workload: str = PARTS_WORKLOAD
+    whole_workload: str | None = None
+    by_seeds: bool = False
+    whole: pd.DataFrame | None = None
+    seeds: pd.DataFrame | None = None
 
 
 def _finite(values) -> np.ndarray:
@@ -349,41 +355,148 @@ def claims(table: pd.DataFrame, parts: pd.DataFrame) -> list:
     return out
 
 
-def analyse(campaign_dir, first_workload: str = FIRST_WORKLOAD,
-            parts_workload: str = PARTS_WORKLOAD) -> Reproduction:
-    """Read a reproduction campaign and compute the table and the claims.
+def combined_table(campaign_dirs) -> tuple:
+    """The campaign tables of one or several campaign folders, concatenated,
+    with the ratios to sjf-bb recomputed over all of them (so a campaign of
+    plan-2 alone is compared with the sjf-bb runs of another campaign on the
+    same platform, workload, part, seed and engine).
 
-    :param campaign_dir: the campaign output folder (``campaign.json``).
+    :param campaign_dirs: a folder or a list of folders.
+    :returns: ``(runs, manifests)``; ``runs`` has a column ``campaign_dir``.
+    :raises InputError: as :func:`iosched.analysis.campaign.load_manifest`.
+    """
+    dirs = [campaign_dirs] if isinstance(campaign_dirs, (str, Path)) else list(campaign_dirs)
+    tables, manifests = [], []
+    for d in dirs:
+        d = Path(d)
+        manifests.append(load_manifest(d))
+        t = campaign_table(d, baseline=BASELINE)
+        tables.append(t.assign(campaign_dir=str(d)))
+    runs = pd.concat(tables, ignore_index=True) if len(tables) > 1 else tables[0]
+    keys = list(GROUP_COLUMNS)
+    metrics = ["waiting_time_mean", "bounded_slowdown_mean"]
+    ref = runs[(runs["scheduler"] == BASELINE) & (runs["status"] == "done")]
+    r = ratios(runs, ref, keys, metrics)
+    for m in metrics:
+        runs[f"ratio_{m}"] = r[m]
+    return runs, manifests
+
+
+def analyse(campaign_dirs, first_workload: str = FIRST_WORKLOAD,
+            parts_workload: str | None = PARTS_WORKLOAD,
+            whole_workload: str | None = None) -> Reproduction:
+    """Read reproduction campaigns and compute the table and the claims.
+
+    :param campaign_dirs: a campaign output folder (``campaign.json``) or a
+        list of them (:func:`combined_table`).
+    :param parts_workload: the three-week parts' label, or None: then the
+        box plots and the "parts" statistics are over the seeds of the first
+        1000 jobs (one point per seed).
+    :param whole_workload: label of the whole log (optional; claim (a) is
+        also checked on it).
     :raises InputError: missing folder or manifest (see
-        :func:`iosched.analysis.campaign.load_manifest`), no sjf-bb run, one of the two
+        :func:`iosched.analysis.campaign.load_manifest`), one of the
         workloads absent or the parts workload without parts, no finished run.
     """
-    d = Path(campaign_dir)
-    manifest = load_manifest(d)
-    runs = campaign_table(d, baseline=BASELINE)
+    dirs = [campaign_dirs] if isinstance(campaign_dirs, (str, Path)) else list(campaign_dirs)
+    runs, manifests = combined_table(dirs)
+    d = Path(dirs[0])
     workloads = sorted(set(runs["workload"]))
-    for wl in (first_workload, parts_workload):
-        if wl not in workloads:
+    for wl in (first_workload, parts_workload, whole_workload):
+        if wl is not None and wl not in workloads:
             raise InputError(f"{d}: not a complete reproduction campaign: no run of workload "
                              f"{wl!r} (workloads: {', '.join(workloads) or 'none'})")
-    part_numbers = sorted({int(k) for k in runs.loc[runs["workload"] == parts_workload, "part"]
-                           if not pd.isna(k)})
-    if not part_numbers:
-        raise InputError(f"{d}: workload {parts_workload!r} has no parts "
-                         "(expected {python: ..., args: {parts: 16, ...}})")
+    box_workload = parts_workload or first_workload
+    if parts_workload is not None:
+        part_numbers = sorted({int(k) for k in runs.loc[runs["workload"] == parts_workload, "part"]
+                               if not pd.isna(k)})
+        if not part_numbers:
+            raise InputError(f"{d}: workload {parts_workload!r} has no parts "
+                             "(expected {python: ..., args: {parts: 16, ...}})")
+    else:
+        part_numbers = []
     ours = runs[runs["scheduler"].isin(POLICIES)
-                & runs["workload"].isin([first_workload, parts_workload])]
+                & runs["workload"].isin([w for w in (first_workload, parts_workload, whole_workload)
+                                         if w])]
     if not (ours["status"] == "done").any():
         raise InputError(f"{d}: no finished run of the reproduction yet "
                          f"({len(ours)} runs: run 'iosched campaign' first)")
-    parts = part_values(runs, parts_workload)
+    parts = part_values(runs, box_workload)
     table = policy_table(runs, parts, first_workload)
-    return Reproduction(name=str(manifest.get("name") or d.name),
-                        tau=float(manifest.get("tau_s") or 600.0), runs=runs, parts=parts,
-                        table=table, unused=unused_runs(runs, part_numbers, first_workload,
-                                                        parts_workload),
-                        claims=claims(table, parts), part_numbers=part_numbers,
-                        first_workload=first_workload, parts_workload=parts_workload)
+    present = [p for p in POLICIES if (runs["scheduler"] == p).any()]
+    rep = Reproduction(name=" + ".join(str(m.get("name") or Path(x).name)
+                                       for m, x in zip(manifests, dirs)),
+                       tau=float(manifests[0].get("tau_s") or 600.0), runs=runs, parts=parts,
+                       table=table[table["policy"].isin(present)].reset_index(drop=True),
+                       unused=[u for u in unused_runs(runs, part_numbers, first_workload,
+                                                      parts_workload or first_workload)
+                               if u["policy"] in present],
+                       claims=claims(table, parts), part_numbers=part_numbers,
+                       first_workload=first_workload, parts_workload=box_workload)
+    rep.whole_workload = whole_workload
+    rep.by_seeds = parts_workload is None
+    rep.whole = whole_table(runs, whole_workload) if whole_workload else None
+    rep.seeds = seed_table(runs, first_workload)
+    if rep.whole is not None:
+        _whole_claims(rep)
+    return rep
+
+
+def seed_table(runs: pd.DataFrame, workload: str) -> pd.DataFrame:
+    """Per policy and seed on ``workload``: mean waiting time (s), mean
+    bounded slowdown and their ratios to sjf-bb (same seed).
+
+    :returns: DataFrame ``policy``, ``seed``, ``waiting_time_mean``,
+        ``bounded_slowdown_mean``, ``waiting_ratio``, ``bsld_ratio`` (finished
+        runs only, policy order then seed).
+    """
+    sub = runs[(runs["workload"] == workload) & (runs["status"] == "done")
+               & runs["scheduler"].isin(POLICIES)]
+    out = pd.DataFrame({"policy": sub["scheduler"].astype(str), "seed": sub["seed"],
+                        "waiting_time_mean": sub["waiting_time_mean"].astype(float),
+                        "bounded_slowdown_mean": sub["bounded_slowdown_mean"].astype(float),
+                        "waiting_ratio": sub["ratio_waiting_time_mean"].astype(float),
+                        "bsld_ratio": sub["ratio_bounded_slowdown_mean"].astype(float)})
+    order = {p: i for i, p in enumerate(POLICIES)}
+    out = out.assign(_o=out["policy"].map(order)).sort_values(["_o", "seed"], kind="mergesort")
+    return out.drop(columns="_o").reset_index(drop=True)
+
+
+def whole_table(runs: pd.DataFrame, workload: str) -> pd.DataFrame:
+    """:func:`seed_table` of the whole log, plus the maximum waiting time (s)."""
+    t = seed_table(runs, workload)
+    sub = runs[(runs["workload"] == workload) & (runs["status"] == "done")]
+    mx = {(str(r.scheduler), r.seed): float(r.waiting_time_max)
+          for r in sub.itertuples(index=False)} if "waiting_time_max" in sub.columns else {}
+    t["waiting_time_max"] = [mx.get((p, s), math.nan) for p, s in zip(t["policy"], t["seed"])]
+    return t
+
+
+def _whole_claims(rep: Reproduction) -> None:
+    """Add the whole-log value and verdict to claims (a) (fcfs-easy / sjf-bb
+    and / plan-2 when plan-2 ran on the whole log)."""
+    w = rep.whole.groupby("policy")[["waiting_time_mean", "bounded_slowdown_mean"]].median()
+    for c in rep.claims:
+        c["whole_value"], c["whole_verdict"] = math.nan, "no data"
+        if c["unit"] != "factor":
+            continue
+        ref = BASELINE if BASELINE in c["measure"] else "plan-2"
+        col = "waiting_time_mean" if "waiting" in c["measure"] else "bounded_slowdown_mean"
+        if "fcfs-easy" in w.index and ref in w.index and w.at[ref, col] > 0:
+            c["whole_value"] = float(w.at["fcfs-easy", col] / w.at[ref, col])
+            c["whole_verdict"] = _verdict("a", c["whole_value"])
+    # Section 4.2: "on the whole workload, [sjf-bb's] mean waiting time is
+    # smaller by 4.5% than fcfs-bb"
+    v = math.nan
+    if "sjf-bb" in w.index and "fcfs-bb" in w.index and w.at["fcfs-bb", "waiting_time_mean"] > 0:
+        v = 1.0 - float(w.at["sjf-bb", "waiting_time_mean"] / w.at["fcfs-bb", "waiting_time_mean"])
+    rep.claims.append({"id": "c", "claim": "on the whole log, sjf-bb's mean waiting time is "
+                                           "smaller than fcfs-bb's by 4.5%",
+                       "paper": "4.5%", "measure": "1 - sjf-bb / fcfs-bb, mean waiting time",
+                       "criterion": CRITERIA["c"][0], "unit": "improvement",
+                       "parts_value": math.nan, "nb_parts": 0, "parts_verdict": "not measured",
+                       "first_value": math.nan, "first_verdict": "not measured",
+                       "whole_value": v, "whole_verdict": _verdict("c", v)})
 
 
 # --------------------------------------------------------------------------
@@ -504,10 +617,16 @@ def render_table_md(rep: Reproduction) -> str:
     lines = [f"# Reproduction of Kopanski & Rzadca (Euro-Par 2021): campaign {rep.name}", "",
              f"Ratios: a policy's value divided by {BASELINE}'s on the same workload part. "
              f"Waiting times in s; bounded slowdown max(1, F / max(D, tau)), tau = {rep.tau:g} s "
-             f"(the paper: 600 s). Three-week parts: workload `{rep.parts_workload}`, "
-             f"{_parts_note(rep)}; `parts` = parts where the policy's and {BASELINE}'s runs "
-             f"finished. First 1000 jobs: workload `{rep.first_workload}`.", "",
-             "## Three-week parts: ratios to sjf-bb (median / mean / min / max over parts)", ""]
+             f"(the paper: 600 s). "
+             + (f"Box statistics are over the seeds of the first 1000 jobs (workload "
+                f"`{rep.first_workload}`), one point per seed; `parts` = seeds where the "
+                f"policy's and {BASELINE}'s runs finished. " if rep.by_seeds else
+                f"Three-week parts: workload `{rep.parts_workload}`, {_parts_note(rep)}; "
+                f"`parts` = parts where the policy's and {BASELINE}'s runs finished. ")
+             + f"First 1000 jobs: workload `{rep.first_workload}`.", "",
+             ("## First 1000 jobs: ratios to sjf-bb (median / mean / min / max over seeds)"
+              if rep.by_seeds else
+              "## Three-week parts: ratios to sjf-bb (median / mean / min / max over parts)"), ""]
     rows = [[r.policy, _f(r.nb_parts, "int"),
              *(_f(getattr(r, f"waiting_ratio_{s}")) for s in _STATS),
              *(_f(getattr(r, f"bsld_ratio_{s}")) for s in _STATS)] for r in t.itertuples()]
@@ -517,11 +636,25 @@ def render_table_md(rep: Reproduction) -> str:
     if undef:
         lines += ["", f"Undefined ratios ({BASELINE}'s value is 0 on that part; left out of the "
                       "statistics): " + ", ".join(f"{p} part {k} {m}" for p, k, m in undef) + "."]
-    lines += ["", "## First 1000 jobs", ""]
+    lines += ["", "## First 1000 jobs (mean over seeds)", ""]
     rows = [[r.policy, _f(r.first_waiting_time_mean_s, "s"), _f(r.first_bounded_slowdown_mean),
              _f(r.first_waiting_ratio), _f(r.first_bsld_ratio)] for r in t.itertuples()]
     lines += markdown_table(["policy", "mean waiting time (s)", "mean bounded slowdown",
                         f"waiting / {BASELINE}", f"bsld / {BASELINE}"], rows)
+    if rep.seeds is not None and rep.seeds["seed"].nunique() > 1:
+        lines += ["", "## First 1000 jobs: every seed", ""]
+        rows = [[r.policy, str(r.seed), _f(r.waiting_time_mean, "s"), _f(r.bounded_slowdown_mean),
+                 _f(r.waiting_ratio), _f(r.bsld_ratio)] for r in rep.seeds.itertuples()]
+        lines += markdown_table(["policy", "seed", "mean waiting time (s)", "mean bounded slowdown",
+                                 f"waiting / {BASELINE}", f"bsld / {BASELINE}"], rows)
+    if rep.whole is not None:
+        lines += ["", f"## Whole log (workload `{rep.whole_workload}`)", ""]
+        rows = [[r.policy, str(r.seed), _f(r.waiting_time_mean, "s"), _f(r.waiting_time_max, "s"),
+                 _f(r.bounded_slowdown_mean), _f(r.waiting_ratio), _f(r.bsld_ratio)]
+                for r in rep.whole.itertuples()]
+        lines += markdown_table(["policy", "seed", "mean waiting time (s)", "max waiting time (s)",
+                                 "mean bounded slowdown", f"waiting / {BASELINE}",
+                                 f"bsld / {BASELINE}"], rows)
     lines += ["", "## Runs not used", ""] + _unused_lines(rep)
     lines += ["", "Figures: fig12_waiting.png, fig12_bsld.png (box plots over the parts, the "
                   f"paper's Fig. 12), tail.png (the {TAIL_TOP} highest waiting times per policy, "
@@ -544,15 +677,23 @@ def render_claims_md(rep: Reproduction) -> str:
              "mean waiting time by over 20% and mean bounded slowdown by 27% compared to the "
              "burst-buffer-aware SJF-EASY-backfilling\"). We check each on the three-week parts "
              f"(median over parts of the per-part ratio; {_parts_note(rep)}) and on the first "
-             "1000 jobs. Verdicts are computed from the numbers with the stated criterion.", ""]
+             "1000 jobs" + (" and on the whole log" if rep.whole is not None else "")
+             + ". Verdicts are computed from the numbers with the stated criterion.", ""]
     rows = []
     for c in rep.claims:
         kind = "factor" if c["unit"] == "factor" else "pct"
-        rows.append([c["id"], c["claim"], c["paper"], c["measure"],
-                     f"{_f(c['parts_value'], kind)} (n={c['nb_parts']})", c["parts_verdict"],
-                     _f(c["first_value"], kind), c["first_verdict"], c["criterion"]])
-    lines += markdown_table(["", "claim", "paper", "measure", "ours: parts (median)", "verdict (parts)",
-                        "ours: first 1000 jobs", "verdict (first 1000)", "criterion"], rows)
+        row = [c["id"], c["claim"], c["paper"], c["measure"],
+               f"{_f(c['parts_value'], kind)} (n={c['nb_parts']})", c["parts_verdict"],
+               _f(c["first_value"], kind), c["first_verdict"]]
+        if rep.whole is not None:
+            row += [_f(c.get("whole_value", math.nan), kind), c.get("whole_verdict", "no data")]
+        rows.append(row + [c["criterion"]])
+    where = "seeds (median)" if rep.by_seeds else "parts (median)"
+    head = ["", "claim", "paper", "measure", f"ours: {where}", "verdict",
+            "ours: first 1000 jobs (mean over seeds)", "verdict (first 1000)"]
+    if rep.whole is not None:
+        head += ["ours: whole log", "verdict (whole log)"]
+    lines += markdown_table(head + ["criterion"], rows)
     lines += ["", "## Runs not used", ""] + _unused_lines(rep)
     return "\n".join(lines) + "\n"
 
@@ -565,18 +706,21 @@ def _write_text(path: Path, text: str) -> None:
 
 
 def build(campaign_dir, out_dir="results/bb_reproduction", first_workload: str = FIRST_WORKLOAD,
-          parts_workload: str = PARTS_WORKLOAD, top: int = TAIL_TOP) -> dict:
+          parts_workload: str | None = PARTS_WORKLOAD, top: int = TAIL_TOP,
+          whole_workload: str | None = None) -> dict:
     """Write the reproduction's table, figures and claims (module docstring).
 
-    :param campaign_dir: the campaign output folder.
+    :param campaign_dir: the campaign output folder, or a list of them.
     :param out_dir: output folder (created if needed).
+    :param parts_workload: None: box plots over the seeds of the first 1000 jobs.
+    :param whole_workload: the whole log's label (optional).
     :param top: highest waiting times per policy in ``tail.png``.
     :returns: dict ``paths`` ({name: Path}) and ``reproduction``
         (:class:`Reproduction`).
     :raises InputError: see :func:`analyse`; unreadable jobs CSV of a
         finished run; unwritable output folder.
     """
-    rep = analyse(campaign_dir, first_workload, parts_workload)
+    rep = analyse(campaign_dir, first_workload, parts_workload, whole_workload)
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -592,9 +736,13 @@ def build(campaign_dir, out_dir="results/bb_reproduction", first_workload: str =
     _write_text(paths["claims.md"], render_claims_md(rep))
     for metric in _METRICS:
         paths[f"fig12_{metric}.png"] = plot_fig12(rep.parts, out / f"fig12_{metric}.png", metric)
-    done = rep.runs[(rep.runs["workload"] == parts_workload) & (rep.runs["status"] == "done")
+    tail_wl = whole_workload or rep.parts_workload
+    done = rep.runs[(rep.runs["workload"] == tail_wl) & (rep.runs["status"] == "done")
                     & rep.runs["scheduler"].isin(POLICIES)]
-    jobs = job_table(campaign_dir, done, tau=rep.tau)
+    jobs = pd.concat([job_table(d, g.drop(columns="campaign_dir"), tau=rep.tau)
+                      for d, g in done.groupby("campaign_dir", sort=True)], ignore_index=True) \
+        if len(done) else job_table(Path(rep.runs["campaign_dir"].iloc[0]), done.drop(
+            columns="campaign_dir"), tau=rep.tau)
     paths["tail.png"] = plot_tail(jobs, out / "tail.png", top=top)
     return {"paths": paths, "reproduction": rep}
 
@@ -604,24 +752,31 @@ def build(campaign_dir, out_dir="results/bb_reproduction", first_workload: str =
 
 
 @click.command("bb-reproduction", cls=OneLineErrorCommand)
-@click.argument("campaign_dir", metavar="CAMPAIGN_DIR", type=click.Path(file_okay=False))
+@click.argument("campaign_dir", metavar="CAMPAIGN_DIR...", nargs=-1, required=True,
+                type=click.Path(file_okay=False))
 @click.option("--output", "-o", default="results/bb_reproduction", show_default=True,
               type=click.Path(file_okay=False), help="Output folder.")
 @click.option("--first-workload", default=FIRST_WORKLOAD, show_default=True,
               help="Workload label of the first 1000 jobs.")
 @click.option("--parts-workload", default=PARTS_WORKLOAD, show_default=True,
-              help="Workload label of the three-week parts.")
+              help="Workload label of the three-week parts ('none': box plots over the seeds "
+                   "of the first 1000 jobs).")
+@click.option("--whole-workload", default=None,
+              help="Workload label of the whole log (claim (a) is also checked on it).")
 @click.option("--top", default=TAIL_TOP, show_default=True, type=click.IntRange(min=1),
               help="Highest waiting times per policy in tail.png.")
-def reproduction_command(campaign_dir, output, first_workload, parts_workload, top):
+def reproduction_command(campaign_dir, output, first_workload, parts_workload, top,
+                         whole_workload):
     """Table, figures and claims of the Kopanski & Rzadca (Euro-Par 2021)
-    reproduction from the campaign in CAMPAIGN_DIR (examples/bb_reproduction.yaml).
+    reproduction from the campaigns in CAMPAIGN_DIR... (examples/bb_reproduction*.yaml;
+    several folders are analysed together, ratios to the sjf-bb runs of any of them).
 
     Exit status: 0 all expected runs finished, 1 written but some runs
     failed or are missing (listed), 2 error.
     """
     try:
-        res = build(campaign_dir, output, first_workload, parts_workload, top)
+        res = build(list(campaign_dir), output, first_workload,
+                    None if parts_workload == "none" else parts_workload, top, whole_workload)
     except InputError as e:
         raise CommandError(one_line(e)) from None
     rep = res["reproduction"]

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from iosched.analysis.metrics import JOB_METRICS, STATISTICS
+from iosched.analysis.units import format_duration, time_unit
 
 __all__ = ["rounded", "format_table", "markdown_table"]
 
@@ -45,20 +46,28 @@ def _fmt(x: Any) -> str:
 def format_table(metrics: dict) -> str:
     """Plain-text table of a :func:`~iosched.analysis.metrics.compute_metrics` dict.
 
-    Rows waiting_time (s), turnaround (s), slowdown, bounded_slowdown;
-    columns mean, median, p95, max (3 decimals, "-" when undefined); then
-    utilization, makespan (s), busy node-seconds, nb_resources (and its
+    Rows waiting time and turnaround (in the unit of their largest value:
+    s, min, h or d, :func:`iosched.analysis.units.time_unit`), slowdown,
+    bounded slowdown; columns mean, median, p95, max (3 decimals, "-" when
+    undefined); then utilization, makespan (with its unit), busy
+    node-hours, nb_resources (and its
     source), the number of jobs (and of burst-buffer runs merged into them,
     when any), and the number of jobs per final state.  Returns the table as
     one string ending with a newline.  Raises KeyError when ``metrics``
     lacks one of the keys above.
     """
-    labels = {"waiting_time": "waiting_time (s)", "turnaround": "turnaround (s)",
+    labels = {"waiting_time": "waiting time", "turnaround": "turnaround",
               "slowdown": "slowdown",
-              "bounded_slowdown": f"bounded_slowdown (tau={metrics['tau']:g} s)"}
+              "bounded_slowdown": f"bounded slowdown (tau={metrics['tau']:g} s)"}
     rows = [["metric", *STATISTICS]]
     for name in JOB_METRICS:
-        rows.append([labels[name], *(_fmt(metrics[name][k]) for k in STATISTICS)])
+        values = [metrics[name][k] for k in STATISTICS]
+        label = labels[name]
+        if name in ("waiting_time", "turnaround"):
+            unit, factor = time_unit([v for v in values if v is not None])
+            values = [None if v is None else v / factor for v in values]
+            label = f"{label} ({unit})"
+        rows.append([label, *(_fmt(v) for v in values)])
     w0 = max(len(r[0]) for r in rows)
     wn = max(len(c) for r in rows for c in r[1:])
     lines = []
@@ -68,8 +77,9 @@ def format_table(metrics: dict) -> str:
     util = metrics["utilization"]
     extra = [
         ("utilization", "-" if util is None else f"{util:.4f}"),
-        ("makespan (s)", _fmt(metrics["makespan"])),
-        ("busy node-seconds", _fmt(metrics["busy_node_seconds"])),
+        ("makespan", format_duration(metrics["makespan"], 4)),
+        ("busy node-hours", "-" if metrics["busy_node_seconds"] is None
+         else f"{metrics['busy_node_seconds'] / 3600.0:.1f}"),
         ("nb_resources", f"{_fmt(metrics['nb_resources'])} ({metrics['nb_resources_source']})"),
         ("jobs", f"{metrics['nb_jobs']} ({metrics['nb_jobs_started']} started)"),
     ]

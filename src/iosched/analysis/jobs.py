@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 from procset import ProcSet
 
-from iosched.batsim.dynamic import RUN_WORKLOAD, STATIC_WORKLOAD
+from iosched.batsim.dynamic import PHASE_SEPARATOR, RUN_WORKLOAD, STATIC_WORKLOAD, phase_index
 from iosched.batsim.jobs import REJECTED
 from iosched.batsim.outputs import JOBS_COLUMNS, check_not_torn
 from iosched.errors import InputError
@@ -58,6 +58,7 @@ from iosched.run.record import RECORD_FILE
 
 __all__ = [
     "load_jobs",
+    "collapse_phases",
     "jobs_from_rows",
     "merge_runs",
     "nb_runs_merged",
@@ -274,6 +275,7 @@ def merge_runs(jobs: pd.DataFrame, run_workload: str = RUN_WORKLOAD) -> pd.DataF
     """
     if not {"job_id", "workload_name", "final_state"} <= set(jobs.columns) or not len(jobs):
         return jobs
+    jobs = collapse_phases(jobs, run_workload)
     wl = jobs["workload_name"].astype(str).to_numpy()
     ids = jobs["job_id"].astype(str).to_numpy()
     states = jobs["final_state"].astype(str).to_numpy()
@@ -354,6 +356,81 @@ def merge_runs(jobs: pd.DataFrame, run_workload: str = RUN_WORKLOAD) -> pd.DataF
     out.attrs = {**jobs.attrs, "nb_runs_merged": nb_runs_merged(jobs) + len(pairs)}
     return out
 
+
+def collapse_phases(jobs: pd.DataFrame, run_workload: str = RUN_WORKLOAD) -> pd.DataFrame:
+    """One row per run from the per-phase rows ``J:0``, ``J:1``... of
+    workload ``run_workload`` (:func:`iosched.batsim.dynamic.phase_job_id`).
+
+    The collapsed row, at the place of phase 0's row, has ``job_id`` ``J``,
+    the columns of its first phase, ``starting_time`` the earliest start and
+    ``finish_time`` the latest finish of its started phases,
+    ``execution_time`` = finish - start, ``success`` and ``final_state`` of
+    its last phase (the highest index: a phase killed at the walltime is the
+    last one), ``consumed_energy`` summed and ``allocated_resources`` the union
+    of the phases' allocations. Returns ``jobs`` itself when no row has a
+    phase index; ``attrs`` are kept.
+
+    :raises InputError: a phase suffix that is not an integer.
+    """
+    ids = jobs["job_id"].astype(str)
+    is_phase = (jobs["workload_name"].astype(str) == run_workload) & ids.str.contains(
+        PHASE_SEPARATOR, regex=False)
+    if not is_phase.any():
+        return jobs
+    sub = jobs[is_phase]
+    base = ids[is_phase].str.split(PHASE_SEPARATOR, n=1).str[0]
+    try:
+        k = ids[is_phase].map(phase_index)
+    except ValueError as exc:
+        raise InputError(f"{source_of(jobs)}: column job_id: a phase index is not an integer "
+                         f"({exc})") from None
+    groups: dict = {}
+    for pos, b, kk in zip(range(len(sub)), base.to_numpy(), k.to_numpy()):
+        groups.setdefault(b, []).append((int(kk), pos))
+    first_rows, values = [], []
+    start = pd.to_numeric(sub.get("starting_time"), errors="coerce").to_numpy(float) \
+        if "starting_time" in sub else None
+    finish = pd.to_numeric(sub.get("finish_time"), errors="coerce").to_numpy(float) \
+        if "finish_time" in sub else None
+    energy = pd.to_numeric(sub["consumed_energy"], errors="coerce").to_numpy(float) \
+        if "consumed_energy" in sub else None
+    allocs = sub["allocated_resources"].to_numpy() if "allocated_resources" in sub else None
+    where = source_of(jobs)
+    for b, members in groups.items():
+        members.sort()
+        poss = [p for _, p in members]
+        first, last = poss[0], poss[-1]
+        rec = {"job_id": b}
+        if start is not None:
+            st = [start[p] for p in poss if not math.isnan(start[p])]
+            fi = [finish[p] for p in poss if finish is not None and not math.isnan(finish[p])]
+            rec["starting_time"] = min(st) if st else math.nan
+            if finish is not None:
+                rec["finish_time"] = max(fi) if fi else math.nan
+                if "execution_time" in sub:
+                    rec["execution_time"] = rec["finish_time"] - rec["starting_time"]
+        for col in ("success", "final_state"):
+            if col in sub:
+                rec[col] = sub[col].iat[last]
+        if energy is not None:
+            rec["consumed_energy"] = float(np.nansum([energy[p] for p in poss]))
+        if allocs is not None:
+            ps = ProcSet()
+            for p in poss:
+                ps |= parse_allocation(allocs[p], where, sub["job_id"].iat[p])
+            rec["allocated_resources"] = str(ps)
+        first_rows.append(sub.index[first])
+        values.append(rec)
+    out = jobs.copy()
+    for col in values[0]:
+        if col == "allocated_resources" or col == "final_state" or col == "job_id":
+            out[col] = out[col].astype(object)
+        out.loc[first_rows, col] = [v[col] for v in values]
+    mask = ~is_phase.to_numpy().copy()
+    mask[[jobs.index.get_loc(i) for i in first_rows]] = True
+    out = out.iloc[mask]
+    out.attrs = dict(jobs.attrs)
+    return out
 
 
 def source_of(jobs: pd.DataFrame) -> str:

@@ -16,11 +16,10 @@ matplotlib and FreeType.
   :func:`save_png`, :func:`log_yscale`, :func:`tail_values`,
   :func:`tail_figure`.
 
-evalys (the Batsim team's analysis package) was considered and not used: it
-is not one of the project's dependencies, its 4.0.7 ``JobSet.gantt(ax=...)``
-raises ``AttributeError`` ('GanttVisualization' object has no attribute
-'ax'), it is broken with pandas 3, and it would add seaborn for plots that
-matplotlib draws directly.
+evalys (the Batsim team's analysis package) is not a dependency: the
+outputs stay readable by it (``docs/outputs.md``: ``evalys.jobset.JobSet.from_csv``
+reads ``out_jobs.csv`` and draws its Gantt chart), and these figures are
+drawn with matplotlib directly.
 """
 
 from __future__ import annotations
@@ -32,17 +31,19 @@ import numpy as np
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PatchCollection
+from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator
 
 from iosched.analysis.campaign import scheduler_labels
 from iosched.analysis.jobs import parse_allocation, source_of
 from iosched.analysis.metrics import job_metrics
+from iosched.analysis.units import log_time_ticks, time_unit
 from iosched.batsim.jobs import COMPLETED_SUCCESSFULLY
 from iosched.errors import InputError
 
-__all__ = ["usage_steps", "queue_steps", "plot_utilization", "plot_gantt", "plot_ratio_boxes",
+__all__ = ["usage_steps", "queue_steps", "resample_steps", "ratio_groups", "plot_utilization", "plot_gantt", "plot_ratio_boxes",
            "plot_ecdf", "plot_tail", "tail_values", "tail_figure", "new_figure", "save_png",
            "log_yscale"]
 
@@ -133,36 +134,98 @@ def queue_steps(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return _step_series(t, d)
 
 
-def plot_utilization(jobs: pd.DataFrame, nb_resources: int, path: str | Path) -> Path:
+#: above this many steps, :func:`plot_utilization` draws bin means
+RESAMPLE_ABOVE = 2000
+#: number of bins of a resampled utilization / queue plot
+RESAMPLE_BINS = 400
+
+
+def resample_steps(t: np.ndarray, n: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Time-weighted mean of a step function over bins.
+
+    :param t: step times (s), increasing, shape (k,); the value is ``n[i]``
+        on ``[t[i], t[i+1])``, 0 before ``t[0]`` and ``n[-1]`` after ``t[-1]``.
+    :param n: step values, shape (k,).
+    :param edges: bin edges (s), increasing, shape (m + 1,).
+    :returns: the exact mean of the function over each bin, shape (m,).
+    """
+    t = np.asarray(t, dtype=float)
+    n = np.asarray(n, dtype=float)
+    edges = np.asarray(edges, dtype=float)
+    if t.size == 0:
+        return np.zeros(max(edges.size - 1, 0))
+    area = np.concatenate([[0.0], np.cumsum(n[:-1] * np.diff(t))])  # area up to t[i]
+
+    def integral(x):
+        i = np.searchsorted(t, x, side="right") - 1
+        inside = i >= 0
+        out = np.zeros_like(x)
+        ii = i[inside]
+        out[inside] = area[ii] + n[ii] * (x[inside] - t[ii])
+        return out
+
+    a = integral(edges)
+    width = np.diff(edges)
+    return np.divide(np.diff(a), width, out=np.zeros_like(width), where=width > 0)
+
+
+def plot_utilization(jobs: pd.DataFrame, nb_resources: int, path: str | Path,
+                     bins: int | None = None) -> Path:
     """PNG of busy resources and queue length over time.
 
     ``jobs``: table shaped like :func:`iosched.analysis.jobs.load_jobs`'s (times
     in s); ``nb_resources``: platform size (> 0), drawn as a dashed line
-    and the top of the left axis; ``path``: the PNG to write.
+    and the top of the left axis; ``path``: the PNG to write; ``bins``:
+    number of bins of the resampled curves (None: exact steps up to
+    :data:`RESAMPLE_ABOVE` steps, else :data:`RESAMPLE_BINS` bins).
     Left axis: busy resources (step plot of :func:`usage_steps`); right
-    axis: waiting jobs (:func:`queue_steps`); x: time in s.
+    axis: waiting jobs (:func:`queue_steps`); x: time in s, min, h or d
+    (:func:`iosched.analysis.units.time_unit`). A long trace (many steps)
+    would draw a solid block: it is drawn as the time-weighted mean of each
+    bin (:func:`resample_steps`), said in the title.
     Returns the path written.  Raises :class:`~iosched.errors.InputError`
     for a bad table (see :func:`iosched.analysis.metrics.job_metrics`), a
-    non-positive ``nb_resources`` or an unwritable path.
+    non-positive ``nb_resources`` or ``bins``, or an unwritable path.
     """
     if isinstance(nb_resources, bool) or not isinstance(nb_resources, (int, np.integer)) \
             or nb_resources <= 0:
         raise InputError(f"nb_resources: must be a positive integer, got {nb_resources!r}")
+    if bins is not None and (isinstance(bins, bool) or int(bins) != bins or bins < 1):
+        raise InputError(f"bins: must be a positive integer or None, got {bins!r}")
     tu, nu = usage_steps(jobs)
     tq, nq = queue_steps(jobs)
+    lo = min([a[0] for a in (tu, tq) if a.size], default=0.0)
+    hi = max([a[-1] for a in (tu, tq) if a.size], default=1.0)
+    unit, factor = time_unit(hi)
+    nbins = bins if bins is not None else (
+        RESAMPLE_BINS if max(tu.size, tq.size) > RESAMPLE_ABOVE else None)
     fig = new_figure(10, 4.5)
     ax = fig.subplots()
     ax2 = ax.twinx()
-    if tu.size:
-        ax.step(tu, nu, where="post", color="tab:blue", linewidth=1.2, label="busy resources")
-    if tq.size:
-        ax2.step(tq, nq, where="post", color="tab:orange", linewidth=1.0, label="waiting jobs")
+    if nbins is not None and hi > lo:
+        edges = np.linspace(lo, hi, int(nbins) + 1)
+        x = edges / factor
+        for a, (tt, vv), colour, lab, lw in ((ax, (tu, nu), "tab:blue", "busy resources", 1.2),
+                                             (ax2, (tq, nq), "tab:orange", "waiting jobs", 1.0)):
+            if tt.size:
+                m = resample_steps(tt, vv, edges)
+                a.stairs(m, x, color=colour, linewidth=lw, label=f"{lab} (bin mean)")
+        width = (hi - lo) / int(nbins)
+        how = f"; means over {int(nbins)} bins of {width / time_unit(width)[1]:.3g} {time_unit(width)[0]}"
+    else:
+        if tu.size:
+            ax.step(tu / factor, nu, where="post", color="tab:blue", linewidth=1.2,
+                    label="busy resources")
+        if tq.size:
+            ax2.step(tq / factor, nq, where="post", color="tab:orange", linewidth=1.0,
+                     label="waiting jobs")
+        how = ""
     ax.axhline(nb_resources, color="tab:blue", linestyle="--", linewidth=0.8,
-               label=f"nb_resources = {int(nb_resources)}")
+               label=f"compute nodes = {int(nb_resources)}")
     ax.set_ylim(0, nb_resources * 1.05)
     ax2.set_ylim(0, max(1.0, float(nq.max()) if nq.size else 1.0) * 1.05)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("busy resources", color="tab:blue")
+    ax.set_xlabel(f"time ({unit})")
+    ax.set_ylabel("busy compute nodes", color="tab:blue")
     ax2.set_ylabel("waiting jobs", color="tab:orange")
     handles = ax.get_legend_handles_labels()
     handles2 = ax2.get_legend_handles_labels()
@@ -170,26 +233,28 @@ def plot_utilization(jobs: pd.DataFrame, nb_resources: int, path: str | Path) ->
               bbox_to_anchor=(0.5, -0.14), ncol=3, fontsize="small", frameon=False)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax2.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title(f"Resource usage and queue ({Path(source_of(jobs)).name})")
+    ax.set_title(f"Resource usage and queue ({Path(source_of(jobs)).name}{how})", fontsize="medium")
     if not tu.size:
         ax.text(0.5, 0.5, "no job started", transform=ax.transAxes, ha="center")
     return save_png(fig, path)
 
 
 def plot_gantt(jobs: pd.DataFrame, path: str | Path, max_jobs: int | None = None) -> Path:
-    """PNG Gantt chart of the jobs' allocations.
+    """PNG Gantt chart of the jobs' allocations, coloured by waiting time.
 
     ``jobs``: table shaped like :func:`iosched.analysis.jobs.load_jobs`'s (times
     in s); ``path``: the PNG to write; ``max_jobs``: draw only the first
     ``max_jobs`` started jobs in order of starting time (ties: input order),
-    None for all.  x: time (s); y: resource id.  One rectangle per
-    contiguous interval of each job's allocation, from b_j to c_j, spanning
-    ids a..b as [a - 0.5, b + 0.5]; colours cycle through the ``tab20``
-    palette in start order; jobs reaching a final state other than
+    None for all (the whole run stays readable: rectangles without edges
+    when there are many, colours by a meaningful field).  x: time in s,
+    min, h or d (:func:`iosched.analysis.units.time_unit`); y: resource id.
+    One rectangle per contiguous interval of each job's allocation, from
+    b_j to c_j, spanning ids a..b as [a - 0.5, b + 0.5]; its colour is the
+    job's waiting time b_j - s_j on a logarithmic scale (colour bar; waits
+    under 1 s get the colour of 1 s); jobs reaching a final state other than
     COMPLETED_SUCCESSFULLY get a hatched rectangle; job ids are written in
     the rectangles wide enough for it (4 % of the time span) when at most 40
-    jobs are drawn.  Rejected jobs have no
-    allocation and are not drawn.
+    jobs are drawn.  Rejected jobs have no allocation and are not drawn.
     Returns the path written.  Raises :class:`~iosched.errors.InputError`
     for a bad table (see :func:`iosched.analysis.metrics.job_metrics`), a
     ``max_jobs`` < 0, or an unwritable path.
@@ -205,26 +270,32 @@ def plot_gantt(jobs: pd.DataFrame, path: str | Path, max_jobs: int | None = None
     where = source_of(jobs)
     states = jobs.loc[pj.index, "final_state"].astype(str).to_numpy()
     allocs = jobs.loc[pj.index, "allocated_resources"].to_numpy()
-    cmap = matplotlib.colormaps["tab20"]
+    waits = np.maximum((pj["start"] - pj["submission"]).to_numpy(float), 1.0)
+    wmax = float(waits.max()) if waits.size else 1.0
+    norm = LogNorm(vmin=1.0, vmax=max(wmax, 10.0))
+    cmap = matplotlib.colormaps["viridis"]
+    unit, factor = time_unit(float(pj["finish"].max()) if len(pj) else 0.0)
     fig = new_figure(10, 6)
     ax = fig.subplots()
     plain, hatched = [], []
     label = len(pj) <= 40
+    edge = dict(edgecolor="black", linewidth=0.3) if len(pj) <= 300 else dict(edgecolor="none",
+                                                                               linewidth=0)
     if len(pj):
-        t0 = float(pj["start"].min())
-        t1 = float(pj["finish"].max())
+        t0 = float(pj["start"].min()) / factor
+        t1 = float(pj["finish"].max()) / factor
         span = t1 - t0 if t1 > t0 else 1.0
     top = 0
-    for k, (row, state, alloc) in enumerate(zip(pj.itertuples(index=False), states, allocs)):
-        colour = cmap(k % cmap.N)
+    for row, state, alloc, w in zip(pj.itertuples(index=False), states, allocs, waits):
+        colour = cmap(norm(w))
         ps = parse_allocation(alloc, where, row.job_id)
+        x, width = row.start / factor, row.runtime / factor
         for iv in ps.intervals():
-            rect = Rectangle((row.start, iv.inf - 0.5), row.runtime, iv.sup - iv.inf + 1,
-                             facecolor=colour, edgecolor="black", linewidth=0.3)
+            rect = Rectangle((x, iv.inf - 0.5), width, iv.sup - iv.inf + 1, facecolor=colour, **edge)
             (plain if state == COMPLETED_SUCCESSFULLY else hatched).append(rect)
             top = max(top, iv.sup)
-            if label and row.runtime >= 0.04 * span:
-                ax.text(row.start + row.runtime / 2, (iv.inf + iv.sup) / 2, str(row.job_id),
+            if label and width >= 0.04 * span:
+                ax.text(x + width / 2, (iv.inf + iv.sup) / 2, str(row.job_id),
                         ha="center", va="center", fontsize=7, clip_on=True)
     if plain:
         ax.add_collection(PatchCollection(plain, match_original=True))
@@ -233,13 +304,21 @@ def plot_gantt(jobs: pd.DataFrame, path: str | Path, max_jobs: int | None = None
     if len(pj):
         ax.set_xlim(t0 - 0.02 * span, t1 + 0.02 * span)
         ax.set_ylim(-0.5, top + 0.5)
+        sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
+        bar = fig.colorbar(sm, ax=ax, pad=0.01)
+        ticks, labels = log_time_ticks(norm.vmin, norm.vmax)
+        bar.ax.yaxis.set_major_locator(FixedLocator(ticks))
+        bar.ax.yaxis.set_minor_locator(NullLocator())
+        bar.ax.set_yticklabels(labels)
+        bar.set_label("waiting time (log scale)")
     else:
         ax.text(0.5, 0.5, "no job started", transform=ax.transAxes, ha="center")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("time (s)")
+    ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel("resource id")
-    shown = "" if max_jobs is None else f", first {len(pj)} jobs"
-    ax.set_title(f"Allocations ({Path(where).name}{shown}; hatched: not COMPLETED_SUCCESSFULLY)")
+    shown = f", all {len(pj)} started jobs" if max_jobs is None else f", first {len(pj)} jobs"
+    ax.set_title(f"Allocations ({Path(where).name}{shown}; hatched: not COMPLETED_SUCCESSFULLY)",
+                 fontsize="medium")
     return save_png(fig, path)
 
 
@@ -247,59 +326,127 @@ def plot_gantt(jobs: pd.DataFrame, path: str | Path, max_jobs: int | None = None
 # campaigns
 
 
+#: fewest points a box plot is drawn from; fewer are drawn as points
+MIN_BOX_POINTS = 5
+
+#: readable names of the runs table's metric columns
+METRIC_LABELS = {
+    "waiting_time_mean": "mean wait", "waiting_time_max": "max wait",
+    "waiting_time_median": "median wait", "waiting_time_p95": "p95 wait",
+    "turnaround_mean": "mean turnaround", "turnaround_max": "max turnaround",
+    "slowdown_mean": "mean slowdown", "bounded_slowdown_mean": "mean bounded slowdown",
+    "makespan": "makespan", "utilization": "utilization",
+}
+
+
+def ratio_groups(df: pd.DataFrame, baseline: str, metric: str) -> dict:
+    """How :func:`plot_ratio_boxes` draws ``ratio_<metric>``: for each
+    scheduler but the baseline, ``("box", values)`` when it has at least
+    :data:`MIN_BOX_POINTS` finite values, else ``("points", values)``.
+
+    :returns: {scheduler: (kind, 1-D float array)}, schedulers sorted.
+    """
+    out = {}
+    for s in scheduler_labels(df):
+        if s == baseline:
+            continue
+        v = df.loc[df["scheduler"] == s, f"ratio_{metric}"].to_numpy(float)
+        v = v[np.isfinite(v)]
+        out[s] = ("box" if v.size >= MIN_BOX_POINTS else "points", v)
+    return out
+
+
 def plot_ratio_boxes(df: pd.DataFrame, path, baseline: str,
                      metrics=("waiting_time_mean", "bounded_slowdown_mean", "utilization")) -> Path:
-    """Box plots of ``ratio_<metric>`` per scheduler (one panel per metric, one
-    box per scheduler, one point per workload part and seed).
+    """Ratios ``ratio_<metric>`` per scheduler other than the baseline (one
+    panel per metric, one column per scheduler, one value per workload part
+    and seed): a box plot where a scheduler has at least
+    :data:`MIN_BOX_POINTS` values, else the values themselves as points (a
+    box from 2 points says nothing a point does not).
 
     :param df: a table from :func:`~iosched.analysis.campaign.campaign_table` with ratio columns.
+    :param baseline: the baseline's label (left out: its ratios are all 1).
     :returns: the PNG path. :raises InputError: missing ratio columns,
         unwritable path.
     """
     missing = [m for m in metrics if f"ratio_{m}" not in df.columns]
     if missing:
         raise InputError(f"ratio box plot: no ratio column for {', '.join(missing)} (no baseline?)")
-    scheds = scheduler_labels(df)
+    scheds = [s for s in scheduler_labels(df) if s != baseline]
     fig = new_figure(4.0 * len(metrics), 4.0)
     axes = fig.subplots(1, len(metrics), squeeze=False)[0]
     for ax, m in zip(axes, metrics):
-        data = []
-        for s in scheds:
-            v = df.loc[df["scheduler"] == s, f"ratio_{m}"].to_numpy(float)
-            data.append(v[np.isfinite(v)])
         positions = list(range(1, len(scheds) + 1))
-        nonempty = [(p, v) for p, v in zip(positions, data) if v.size]
-        if nonempty:
-            ax.boxplot([v for _, v in nonempty], positions=[p for p, _ in nonempty], widths=0.6,
+        groups = ratio_groups(df, baseline, m)
+        boxes = []
+        for p, s in zip(positions, scheds):
+            kind, v = groups[s]
+            if kind == "box":
+                boxes.append((p, v))
+            elif v.size:
+                ax.plot(np.full(v.size, p), v, linestyle="none", marker="o", color="tab:blue",
+                        markersize=5)
+        if boxes:
+            ax.boxplot([v for _, v in boxes], positions=[p for p, _ in boxes], widths=0.6,
                        showmeans=True)
         ax.set_xticks(positions, scheds, rotation=30, ha="right")
+        ax.set_xlim(0.4, len(scheds) + 0.6)
         ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)
-        ax.set_title(f"{m} / {baseline}", fontsize="medium")
-        ax.set_ylabel("ratio to baseline")
+        ax.set_title(f"{METRIC_LABELS.get(m, m)} / {baseline}", fontsize="medium")
+        ax.set_ylabel(f"ratio to {baseline}")
     return save_png(fig, path, mkdir=True)
+
+
+#: an ECDF gets a log x axis when its positive values span more than this ratio
+LOG_SPAN = 100.0
+_TIME_METRICS = ("waiting_time", "turnaround", "runtime")
 
 
 def plot_ecdf(jobs: pd.DataFrame, path, metric: str = "waiting_time") -> Path:
     """ECDF of a per-job metric per scheduler, jobs of every finished run pooled.
+
+    When the values span more than :data:`LOG_SPAN` (e.g. waits from seconds
+    to days), the x axis is logarithmic, with ticks in s, min, h, d for
+    durations; values below the axis's lower end (1 s for durations, else
+    the smallest positive value) are drawn at that end, as the label says.
+    Durations on a linear axis are shown in the unit of their largest value.
 
     :param jobs: a table from :func:`~iosched.analysis.campaign.job_table`.
     :returns: the PNG path. :raises InputError: unknown metric column.
     """
     if metric not in jobs.columns:
         raise InputError(f"ECDF: no column {metric!r} in the job table")
+    is_time = metric in _TIME_METRICS
+    all_v = jobs[metric].to_numpy(float)
+    all_v = all_v[np.isfinite(all_v)]
+    pos = all_v[all_v > 0]
+    lo = 1.0 if is_time else (float(pos.min()) if pos.size else 1.0)
+    log = bool(pos.size) and float(pos.max()) / max(lo, float(pos.min())) > LOG_SPAN
+    unit, factor = time_unit(all_v) if (is_time and not log) else ("s", 1.0)
     fig = new_figure(7, 4.5)
     ax = fig.subplots()
     for s in scheduler_labels(jobs):
         v = np.sort(jobs.loc[jobs["scheduler"] == s, metric].to_numpy(float))
         v = v[np.isfinite(v)]
         if v.size:
-            ax.step(v, np.arange(1, v.size + 1) / v.size, where="post", label=f"{s} ({v.size} jobs)")
-    ax.set_xlabel(f"{metric} (s)" if metric in ("waiting_time", "turnaround", "runtime") else metric)
+            x = np.maximum(v, lo) if log else v / factor
+            ax.step(x, np.arange(1, v.size + 1) / v.size, where="post", label=f"{s} ({v.size} jobs)")
+    name = metric.replace("_", " ")
+    if log:
+        ax.set_xscale("log")
+        if is_time:
+            ticks, labels = log_time_ticks(lo, float(pos.max()) * 1.5)
+            ax.xaxis.set_major_locator(FixedLocator(ticks))
+            ax.xaxis.set_minor_locator(NullLocator())
+            ax.set_xticklabels(labels)
+        ax.set_xlabel(f"{name} (log scale; values below {lo:g}{' s' if is_time else ''} drawn at it)")
+    else:
+        ax.set_xlabel(f"{name} ({unit})" if is_time else name)
     ax.set_ylabel("fraction of jobs")
     ax.set_ylim(0, 1.02)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize="small")
-    ax.set_title(f"ECDF of {metric}")
+    ax.set_title(f"ECDF of {name}")
     return save_png(fig, path, mkdir=True)
 
 
@@ -358,6 +505,16 @@ def plot_tail(jobs: pd.DataFrame, path, metric: str = "waiting_time", top: int =
     tails = tail_values(jobs, metric, top)
     fig, ax = tail_figure(tails, (7, 4.5),
                           {s: {"marker": ".", "linewidth": 1, "label": s} for s in tails})
-    ax.set_ylabel(f"{metric} (s)" if metric in ("waiting_time", "turnaround") else metric)
-    ax.set_title(f"Tail: the {top} highest {metric} values per scheduler")
+    name = metric.replace("_", " ")
+    values = np.concatenate(list(tails.values())) if tails else np.array([])
+    if metric in _TIME_METRICS and ax.get_yscale() == "log" and values.size:
+        ticks, labels = log_time_ticks(float(values.min()) / 1.5, float(values.max()) * 1.5)
+        if len(ticks) >= 2:
+            ax.yaxis.set_major_locator(FixedLocator(ticks))
+            ax.yaxis.set_minor_locator(NullLocator())
+            ax.set_yticklabels(labels)
+        ax.set_ylabel(f"{name} (log scale)")
+    else:
+        ax.set_ylabel(f"{name} (s)" if metric in _TIME_METRICS else name)
+    ax.set_title(f"Tail: the {top} highest {name} values per scheduler")
     return save_png(fig, path, mkdir=True)

@@ -8,8 +8,9 @@ directory):
 
 * ``report.md`` -- summary (runs finished / failed / pending, parameters,
   software versions), the failed runs with their one-line reason, the mean
-  metrics per scheduler, the ratios to the baseline per scheduler (median,
-  mean, min, max over workload parts and seeds), and the figures;
+  metrics per scheduler (one table per workload, durations with units), the
+  ratios to the baseline per other scheduler (median [min, max] over workload
+  parts and seeds), and the figures;
 * ``report.html`` -- the same content with the figures embedded (base64
   ``data:`` URIs), one self-contained file;
 * ``runs.parquet`` and ``runs.csv`` -- the tidy runs table of
@@ -47,18 +48,51 @@ from iosched.analysis.campaign import (
 from iosched.analysis.format import markdown_table
 from iosched.analysis.jobs import load_jobs
 from iosched.analysis.plots import (
+    METRIC_LABELS,
+    MIN_BOX_POINTS,
     plot_ecdf,
     plot_gantt,
     plot_ratio_boxes,
     plot_tail,
     plot_utilization,
 )
+from iosched.analysis.units import time_unit
 from iosched.errors import InputError
 
 __all__ = ["build_report", "render_markdown", "render_html"]
 
 _SUMMARY_COLUMNS = ("waiting_time_mean", "waiting_time_max", "turnaround_mean",
                     "bounded_slowdown_mean", "makespan", "utilization")
+#: columns holding durations in s (shown in the unit of the column's largest value)
+_TIME_COLUMNS = ("waiting_time_mean", "waiting_time_max", "turnaround_mean", "makespan")
+
+
+def _summary_table(df: pd.DataFrame) -> tuple[list, list]:
+    """Header and rows of the mean metrics per scheduler of one workload's runs:
+    readable column names, durations in one unit per column."""
+    summ = summary_by_scheduler(df, _SUMMARY_COLUMNS)
+    header = ["scheduler", "runs", "finished", "failed"]
+    cols = []
+    for c in _SUMMARY_COLUMNS:
+        label = METRIC_LABELS.get(c, c)
+        if c in _TIME_COLUMNS:
+            unit, factor = time_unit(summ[c].to_numpy(float))
+            header.append(f"{label} ({unit})")
+            cols.append((c, factor))
+        else:
+            header.append(label)
+            cols.append((c, 1.0))
+    rows = [[s, int(summ.at[s, "runs"]), int(summ.at[s, "done"]), int(summ.at[s, "failed"]),
+             *(_fmt(float(summ.at[s, c]) / f) for c, f in cols)] for s in summ.index]
+    return header, rows
+
+
+def _workload_groups(df: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """``(title, rows)`` per (platform, workload) of the runs table, sorted."""
+    out = []
+    for (plat, wl), g in df.groupby(["platform", "workload"], sort=True, dropna=False):
+        out.append((f"{wl} on {plat}", g))
+    return out
 
 
 def _fmt(x) -> str:
@@ -194,21 +228,23 @@ def build_report(campaign_dir, out_dir=None, top: int = 50) -> dict:
                        [[r.run_id, r.reason] for r in failed.itertuples(index=False)]))
 
     blocks.append(("h2", "Metrics per scheduler"))
-    blocks.append(("p", "Mean over the finished runs (times in s; bounded slowdown with "
-                        f"tau = {tau:g} s)."))
-    summ = summary_by_scheduler(df, _SUMMARY_COLUMNS)
-    blocks.append(("table", ["scheduler", "runs", "finished", "failed", *_SUMMARY_COLUMNS],
-                   [[s, int(summ.at[s, "runs"]), int(summ.at[s, "done"]), int(summ.at[s, "failed"]),
-                     *(_fmt(float(summ.at[s, c])) for c in _SUMMARY_COLUMNS)]
-                    for s in summ.index]))
+    blocks.append(("p", "One table per workload (runs of different workloads are never "
+                        "averaged together): mean over the finished runs of its parts and "
+                        "seeds; durations in the unit given in the column header; bounded "
+                        f"slowdown with tau = {tau:g} s."))
+    for title, group in _workload_groups(df):
+        blocks.append(("h3", title))
+        header, rows = _summary_table(group)
+        blocks.append(("table", header, rows))
     if baseline and any(c.startswith("ratio_") for c in df.columns):
         blocks.append(("h2", f"Ratios to the baseline ({baseline})"))
         blocks.append(("p", "Each run's metric divided by the baseline's on the same workload "
                             "part (platform, workload, part, seed): median [min, max] over the "
                             "workload parts; below 1 is better for waiting times, slowdowns "
-                            "and makespan, above 1 is better for utilization."))
+                            "and makespan, above 1 is better for utilization. The baseline's "
+                            "own ratios (all 1) are not listed."))
         rows = []
-        for s in sorted(set(df["scheduler"])):
+        for s in sorted(set(df["scheduler"]) - {baseline}):
             sub = df[df["scheduler"] == s]
             row = [s]
             for m in RATIO_METRICS:
@@ -216,10 +252,12 @@ def build_report(campaign_dir, out_dir=None, top: int = 50) -> dict:
                 v = v[np.isfinite(v)]
                 row.append(f"{np.median(v):.3f} [{v.min():.3f}, {v.max():.3f}]" if v.size else "-")
             rows.append(row)
-        blocks.append(("table", ["scheduler", *RATIO_METRICS], rows))
+        blocks.append(("table", ["scheduler", *(METRIC_LABELS.get(m, m) for m in RATIO_METRICS)],
+                       rows))
         figures.append(plot_ratio_boxes(df, figdir / "ratios_box.png", baseline))
         blocks.append(("img", "figures/ratios_box.png",
-                       f"Ratios to {baseline} per scheduler (one point per workload part and seed)"))
+                       f"Ratios to {baseline} per scheduler (one value per workload part and "
+                       f"seed; a box plot from {MIN_BOX_POINTS} values on, else the values)"))
 
     jobs = job_table(cdir, df, tau=tau)
     if len(jobs):
@@ -250,8 +288,10 @@ def build_report(campaign_dir, out_dir=None, top: int = 50) -> dict:
                                f"Busy nodes and queue length over time, {r.scheduler}"))
     blocks.append(("h2", "I/O traffic"))
     blocks.append(("p", IO_NOTE))
-    blocks.append(("p", "Figures are drawn with matplotlib: evalys 4.0.7 (the Batsim team's "
-                        "analysis package) is broken with pandas 3."))
+    blocks.append(("p", "Figures are drawn with matplotlib. The run folders hold Batsim's "
+                        "files: evalys 4.0.7 (the Batsim team's analysis package) reads their "
+                        "out_jobs.csv with JobSet.from_csv and draws its Gantt charts, also on "
+                        "pandas 3 (docs/outputs.md)."))
 
     md = out / "report.md"
     ht = out / "report.html"

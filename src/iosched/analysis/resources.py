@@ -1,30 +1,34 @@
 """How many compute resources a run had: the ``nb_resources`` its
 utilization is computed over, and where that number came from.
 
-``nb_resources`` comes, in this order, from the argument, from the sum of the
-state columns of one row of ``<prefix>_machine_states.csv`` (Batsim's
-``docs/output-machines.rst``: every row counts every machine once; it counts
-all the hosts Batsim manages, storage hosts included, so pass nb_resources
-to leave them out), or from the largest allocated resource id + 1 (a lower
-bound: resources that never ran a job are not seen).  The metrics say which
-in ``nb_resources_source``.
+One definition for every command (``iosched run``, ``iosched metrics``,
+campaign tables, reports, the demo): the **compute hosts** of the simulated
+machine, i.e. the hosts Batsim can allocate to jobs -- master and storage
+hosts excluded, roles given with ``-r`` included, capped by ``--mmax``
+(:func:`iosched.engine.platform.count_compute_hosts`,
+:func:`iosched.run.hosts.compute_hosts_of_argv`). ``nb_resources`` is, in
+this order:
 
-``nb_resources`` of a run with merged rows (burst-buffer runs merged into
-their workload jobs, :func:`iosched.analysis.jobs.merge_runs`; utilization
-over compute nodes only): the argument; else the compute hosts of the
-``platform`` argument (:func:`iosched.engine.platform.count_compute_hosts`:
-neither master nor storage); else the compute hosts recorded in the run's
-``command.json`` (the run record written by the runner next to
-``<prefix>_jobs.csv``, key ``compute_hosts``, read with
-:func:`iosched.run.record.compute_hosts`); else the largest allocated id + 1
-of the merged rows (a lower bound).  The ``*_machine_states.csv`` is *not*
-used for such runs: it counts every host Batsim manages, the storage hosts
-included (dragonfly96: 109 = 96 compute + 12 burst-buffer + the PFS).
-``nb_resources_source`` is then ``"argument"``,
-``"platform_compute_hosts"``, ``"command_json_compute_hosts"`` or
-``"max_allocated_id_plus_1"``.  An explicit ``platform`` argument is used
-the same way for runs without merged rows (after ``nb_resources``, before
-the machine states).
+1. the argument (``"argument"``);
+2. the compute hosts of the ``platform`` argument
+   (``"platform_compute_hosts"``);
+3. the compute hosts the runner recorded in the run's ``command.json``
+   (:func:`iosched.run.record.compute_hosts`; ``"command_json_compute_hosts"``;
+   an explicit ``machine_states`` argument comes before it):
+   every run made by ``iosched run``, ``iosched campaign`` or the demo has it;
+4. for a run made elsewhere (e.g. by hand with the real Batsim) without merged
+   rows, the sum of the state columns of one row of
+   ``<prefix>_machine_states.csv`` (``"machine_states_csv"``; Batsim counts
+   every host it manages, storage hosts included: dragonfly96 gives 109 = 96
+   compute + 12 burst-buffer + the PFS, so this is an upper bound when the
+   platform has storage hosts; pass ``nb_resources`` or ``platform``);
+5. the largest allocated resource id + 1 (``"max_allocated_id_plus_1"``, a
+   lower bound: resources that never ran a job are not seen).
+
+The machine states are never used for runs with merged rows (burst-buffer
+runs merged into their workload jobs, :func:`iosched.analysis.jobs.merge_runs`),
+whose storage hosts are allocated. The metrics say which source was used in
+``nb_resources_source``.
 """
 
 from __future__ import annotations
@@ -119,13 +123,13 @@ def resolve_nb_resources(jobs: pd.DataFrame, nb_resources: int | None,
         if n <= 0:
             raise InputError(f"{platform}: the platform has no compute host")
         return n, "platform_compute_hosts"
-    if merged:
-        # machine_states counts the storage hosts, which the runs allocated
-        cmd = jobs.attrs.get("command_json")
-        n = compute_hosts(Path(cmd).parent) if cmd else None
-        if n:  # a count of 0 tells nothing: fall back as without one
-            return n, "command_json_compute_hosts"
-    else:
+    if machine_states is not None and not merged:  # an explicit file wins over the record
+        return nb_resources_from_machine_states(machine_states), "machine_states_csv"
+    cmd = jobs.attrs.get("command_json")
+    n = compute_hosts(Path(cmd).parent) if cmd else None
+    if n:  # a count of 0 tells nothing: fall back as without one
+        return n, "command_json_compute_hosts"
+    if not merged:  # machine_states counts the storage hosts, which merged runs allocated
         ms = machine_states if machine_states is not None else jobs.attrs.get("machine_states")
         if ms:
             return nb_resources_from_machine_states(ms), "machine_states_csv"

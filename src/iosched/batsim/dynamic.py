@@ -1,22 +1,34 @@
 """Naming of the dynamic jobs that run workload jobs.
 
-A scheduler that runs a workload job ``w0!J`` as a dynamic job it registers
+A scheduler that runs a workload job ``w0!J`` as dynamic jobs it registers
 itself (Batsim's ``--enable-dynamic-jobs``; the burst-buffer family does)
-names that job ``<RUN_WORKLOAD>!J`` and rejects ``w0!J``; the metrics merge
-the two rows into one job (submission of the first, start, end and state of
-the second). This naming is the project's convention, not Batsim's.
+rejects ``w0!J`` and names its runs in the workload :data:`RUN_WORKLOAD`:
+
+* one run per workload job: ``bb!J`` (the embedded-only ``composed``
+  encoding of the burst-buffer family);
+* one run per phase: ``bb!J:k``, ``k`` = 0, 1, ... in execution order (the
+  default; each phase has its own profile, also named ``J:k``, registered
+  once and never reused, which the real Batsim 4.2.1 requires).
+
+The metrics merge the static row and its runs into one job (submission of
+the static job, start of the first run, end and final state of the last).
+This naming is the project's convention, not Batsim's; :data:`PHASE_SEPARATOR`
+is not allowed in workload job ids that are run this way.
 """
 
 from __future__ import annotations
 
 from iosched.batsim.jobs import job_id, local_id
 
-__all__ = ["RUN_WORKLOAD", "STATIC_WORKLOAD", "run_job_id", "static_id_of"]
+__all__ = ["RUN_WORKLOAD", "STATIC_WORKLOAD", "PHASE_SEPARATOR", "run_job_id", "phase_job_id",
+           "base_local_id", "phase_index", "static_id_of"]
 
 #: Workload name of the dynamic jobs that run workload jobs.
 RUN_WORKLOAD = "bb"
 #: Workload name the engine gives the first (static) workload file.
 STATIC_WORKLOAD = "w0"
+#: Separates a workload job's local id from its phase index in a run's id.
+PHASE_SEPARATOR = ":"
 
 
 def run_job_id(static_id: str, run_workload: str = RUN_WORKLOAD) -> str:
@@ -24,6 +36,26 @@ def run_job_id(static_id: str, run_workload: str = RUN_WORKLOAD) -> str:
     return job_id(run_workload, local_id(static_id))
 
 
+def phase_job_id(static_id: str, k: int, run_workload: str = RUN_WORKLOAD) -> str:
+    """``("w0!12", 3)`` -> ``"bb!12:3"`` (phase ``k`` of a workload job's run)."""
+    return job_id(run_workload, f"{local_id(static_id)}{PHASE_SEPARATOR}{int(k)}")
+
+
+def base_local_id(run_local_id: str) -> str:
+    """``"12:3"`` -> ``"12"``, ``"12"`` -> ``"12"`` (the workload job's local id)."""
+    return str(run_local_id).split(PHASE_SEPARATOR, 1)[0]
+
+
+def phase_index(run_local_id: str) -> int:
+    """``"12:3"`` -> 3; a run without phase (``"12"``) -> 0.
+
+    :raises ValueError: the suffix is not an integer.
+    """
+    parts = str(run_local_id).split(PHASE_SEPARATOR, 1)
+    return int(parts[1]) if len(parts) == 2 else 0
+
+
 def static_id_of(run_id: str, workload: str = STATIC_WORKLOAD) -> str:
-    """``"bb!12"`` -> ``"w0!12"`` (inverse of :func:`run_job_id`)."""
-    return job_id(workload, local_id(run_id))
+    """``"bb!12"`` or ``"bb!12:3"`` -> ``"w0!12"`` (inverse of
+    :func:`run_job_id` and :func:`phase_job_id`)."""
+    return job_id(workload, base_local_id(local_id(run_id)))

@@ -12,7 +12,7 @@ import os
 from iosched.errors import InputError
 
 __all__ = ["check_not_torn", "BATSIM_VERSION", "JOBS_COLUMNS", "SCHEDULE_COLUMNS", "MACHINE_STATES_COLUMNS",
-           "JOBS_SUFFIX", "SCHEDULE_SUFFIX", "MACHINE_STATES_SUFFIX", "f6"]
+           "JOBS_SUFFIX", "SCHEDULE_SUFFIX", "MACHINE_STATES_SUFFIX", "f6", "g"]
 
 BATSIM_VERSION = "4.2.1"
 
@@ -41,16 +41,26 @@ SCHEDULE_COLUMNS = (
     "time_unavailable",
 )
 
-#: Header of ``_machine_states.csv`` as the embedded engine writes it.
+#: Header of ``_machine_states.csv``, in order (Batsim 4.2.1's
+#: ``MachineStateTracer::set_filename``, src/export.cpp: ``time`` then one
+#: ``nb_<state>`` column per state sleeping, switching on, switching off, idle,
+#: computing).
 MACHINE_STATES_COLUMNS = (
     "time", "nb_sleeping", "nb_switching_on", "nb_switching_off", "nb_idle",
-    "nb_computing", "nb_unavailable",
+    "nb_computing",
 )
 
 
 def f6(x: float) -> str:
     """A number as Batsim writes times and amounts (``%f``: 6 decimals)."""
     return f"{x:.6f}"
+
+
+def g(x: float) -> str:
+    """A time as Batsim writes it in ``_machine_states.csv`` (C's ``%g``:
+    6 significant digits, e.g. ``0``, ``4.70916``, ``933535``, ``1.23457e+06``;
+    ``MachineStateTracer::write_machine_states``, src/export.cpp)."""
+    return "%g" % x
 
 
 def check_not_torn(path: str | os.PathLike) -> None:

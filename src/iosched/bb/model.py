@@ -25,22 +25,31 @@ runs, in order:
 As in the artifact, checkpoints sit *between* compute phases (``P - 1`` of
 them), so no drain is left pending at stage-out.
 
-Batsim encoding (standard Batsim 4.2.x features only, run the engine with
-``--enable-dynamic-jobs``): when the scheduler starts workload job ``w0!J`` it
-registers (REGISTER_PROFILE) in the dynamic workload ``bb`` the ``parallel``
-profiles ``J:si``, ``J:c``, ``J:k``, ``J:cd``, ``J:so`` and the ``composed``
-profile ``J`` = ``[J:si, J:c, (J:k, J:cd) * (P-1), J:so]``, registers
-(REGISTER_JOB) the job ``bb!J`` with that profile, ``res`` = the number of
-hosts it uses (its compute nodes, the storage nodes holding its burst
-buffers, the PFS) and ``walltime`` = J's walltime, executes it (EXECUTE_JOB,
-``alloc`` = those hosts, executors in increasing resource id, no mapping),
-and rejects ``w0!J`` (REJECT_JOB), which is how the artifact retires the
-static job. Every transfer is a flow of a SimGrid parallel task, so
-contention on the PFS link, the storage nodes' links and the dragonfly is
-simulated by SimGrid. Storage resources are shared between jobs
-(``allow_storage_sharing`` is true in Batsim). The walltime of ``bb!J``
-bounds the whole life of the job: Batsim kills it at its walltime and the
-scheduler frees its nodes and burst buffers on JOB_COMPLETED.
+Batsim encoding (standard Batsim 4.2.x features only; run the engine with
+``--enable-dynamic-jobs``). When the scheduler starts workload job ``w0!J``
+it rejects ``w0!J`` (REJECT_JOB, which is how the artifact retires the
+static job) and runs the steps above one after the other, **one dynamic job
+per phase** (the default, :func:`phase_jobs`): for phase ``k`` (0, 1, ...
+in the order above) it registers (REGISTER_PROFILE, workload ``bb``) a plain
+``parallel`` profile named ``J:k``, registers (REGISTER_JOB) the job
+``bb!J:k`` with that profile, ``res`` = the number of hosts the job uses
+(its compute nodes, the storage nodes holding its burst buffers, the PFS)
+and ``walltime`` = what is left of J's walltime, and executes it
+(EXECUTE_JOB, ``alloc`` = those hosts, executors in increasing resource id,
+no mapping); when ``bb!J:k`` completes successfully, phase ``k + 1`` is
+registered and executed at the same simulated time. Each profile is
+registered once and used by one job, so no composed dynamic profile and no
+profile reused after its job ended: the real Batsim 4.2.1 crashes on
+both. The embedded-only ``composed`` encoding (option ``encoding``) runs
+the same steps as one job ``bb!J`` with a composed profile ``J`` =
+``[J:si, J:c, (J:k, J:cd) * (P-1), J:so]``; both give the same SimGrid
+tasks in the same order at the same times. Every transfer is a flow of a
+SimGrid parallel task, so contention on the PFS link, the storage nodes'
+links and the dragonfly is simulated by SimGrid. Storage resources are
+shared between jobs (``allow_storage_sharing`` is true in Batsim). J's
+walltime bounds its whole life: Batsim kills the running phase when it is
+reached, and the scheduler frees the job's nodes and burst buffers when
+the last phase ends (or is killed).
 
 Within one SimGrid parallel task (``ptask_L07``) all flows and computations
 progress at one common rate, so an overlapped compute phase ends when both
@@ -56,14 +65,14 @@ from typing import Mapping, Sequence
 
 from procset import ProcSet
 
-from iosched.batsim.dynamic import RUN_WORKLOAD, run_job_id
+from iosched.batsim.dynamic import PHASE_SEPARATOR, RUN_WORKLOAD, phase_job_id, run_job_id
 from iosched.batsim.jobs import NO_WALLTIME, walltime_seconds
 from iosched.errors import InputError
 
 __all__ = [
     "MB", "GB", "KIB", "CPU_SPEED", "TARGET_PHASE_FLOPS", "MAX_COMPUTE_PHASES",
     "CHECKPOINT_FACTOR", "DYN_WORKLOAD", "JobRequest", "RunSpec", "num_compute_phases",
-    "job_request", "build_run", "bb_held",
+    "job_request", "build_run", "bb_held", "phase_jobs",
 ]
 
 MB = 10 ** 6
@@ -241,3 +250,21 @@ def build_run(static_id: str, req: JobRequest, compute: Sequence[int], bb_of: Ma
     wt = req.walltime if math.isfinite(req.walltime) else NO_WALLTIME
     return RunSpec(run_job_id(static_id), local, profiles, ProcSet(*hosts), m, wt, seq, phases, held)
 
+
+
+def phase_jobs(static_id: str, run: RunSpec) -> list:
+    """The per-phase dynamic jobs of a run (the default encoding).
+
+    :param static_id: the workload job id (``"w0!12"``).
+    :param run: its :class:`RunSpec` (:func:`build_run`).
+    :returns: a list, in execution order, of ``(job id, profile name,
+        profile dict)``: ``("bb!12:0", "12:0", <stage-in>)``,
+        ``("bb!12:1", "12:1", <compute phase 1>)``, ... -- one per step of
+        ``run.sequence``; every profile is a plain ``parallel`` profile with
+        its own name.
+    """
+    local = static_id.split("!", 1)[1]
+    if PHASE_SEPARATOR in local:
+        raise InputError(f"{static_id}: a job id run by phases may not contain {PHASE_SEPARATOR!r}")
+    return [(phase_job_id(static_id, k), f"{local}{PHASE_SEPARATOR}{k}", run.profiles[step])
+            for k, step in enumerate(run.sequence)]

@@ -5,18 +5,21 @@ Source: the artifact ``jankopanski/Burst-Buffer-Scheduling``,
 ``_create_burst_buffer_proximity``, ``_find_sufficient_burst_buffers``,
 ``_create_resource_filter``).
 
-* **Compute nodes**: the artifact takes compute nodes that are consecutive
-  in the dragonfly's node order (``node_0 .. node_107``, cyclic), so a job
-  sits in as few chassis/groups as possible. Here: the first cyclic run of
-  ``n`` consecutive free nodes in that order; if there is none (fragmented
-  machine) the first ``n`` free nodes in that order (the artifact would not
-  start the job then -- we do, which never delays it).
-* **Burst buffers**: each compute node gets one storage node holding its
-  ``bb`` bytes, chosen by proximity tier -- the burst-buffer node of its own
-  chassis, then one of its group, then any other (artifact). Within a tier
-  the artifact takes the first node in id order with enough space; we take
-  the one with the most free space (ties: lowest id), which spreads the load
-  over the storage nodes' links.
+* **Compute nodes** (option ``nodes``): ``"first"`` (default, the
+  artifact's final version: its consecutive-nodes filter is commented out
+  in ``alloc_only.py``, so pybatsim's resource search takes the first ``n``
+  free compute nodes in the dragonfly's node order ``node_0 .. node_107``);
+  ``"consecutive"`` (the artifact's earlier filter: the first cyclic run of
+  ``n`` consecutive free nodes in that order, so a job sits in as few
+  chassis/groups as possible; if there is none, the first ``n`` free ones).
+* **Burst buffers** (option ``storage``): each compute node gets one
+  storage node holding its ``bb`` bytes, chosen by proximity tier -- the
+  burst-buffer node of its own chassis, then one of its group, then any
+  other (artifact ``_create_burst_buffer_proximity``). Within a tier:
+  ``"first"`` (default, the artifact's ``_find_sufficient_burst_buffers``)
+  takes the first node in id order with enough space; ``"most-free"`` takes
+  the one with the most free space (ties: lowest id), which spreads the
+  load over the storage nodes' links.
 * **Feasibility**: since any node may use any storage node, a request of
   ``n`` nodes x ``bb`` bytes fits iff ``sum_s floor(free_s / bb) >= n``
   whatever compute nodes are chosen; the greedy tiered choice then always
@@ -42,8 +45,13 @@ from iosched.sched.placer import Allocation, Placer, Window
 from iosched.sched.profile import INF, AvailabilityProfile
 from iosched.sched.timeline import Timeline, mask_of
 
-__all__ = ["Topology", "pool_name", "window", "bb_slots", "choose_nodes", "assign_bb",
+__all__ = ["NODE_CHOICES", "STORAGE_CHOICES", "Topology", "pool_name", "window", "bb_slots", "choose_nodes", "assign_bb",
            "place", "earliest_placement", "fit_at", "BurstBufferPlacer", "NodesOnlyPlacer"]
+
+#: Compute-node choices (module documentation); the first is the default.
+NODE_CHOICES = ("first", "consecutive")
+#: Burst-buffer node choices within a proximity tier; the first is the default.
+STORAGE_CHOICES = ("first", "most-free")
 
 _NODE_RE = re.compile(r"^(?:.*?)(\d+)$")
 
@@ -66,6 +74,10 @@ class Topology:
         excluded).
     :param chassis_size: hosts per chassis (dragonfly96: 9 = 3 routers x 3).
     :param group_size: hosts per group (dragonfly96: 36 = 4 chassis x 9).
+    :param nodes: compute-node choice, ``"first"`` or ``"consecutive"``.
+    :param storage_choice: burst-buffer node within a tier, ``"first"`` or
+        ``"most-free"`` (module documentation).
+    :raises InputError: an unknown choice.
 
     When every host name ends with a number and every burst-buffer node's
     number is a multiple of ``chassis_size`` (dragonfly96: ``node_0``,
@@ -75,7 +87,16 @@ class Topology:
     """
 
     def __init__(self, compute: Mapping[int, str], storage: Mapping[int, str],
-                 chassis_size: int = 9, group_size: int = 36):
+                 chassis_size: int = 9, group_size: int = 36, nodes: str = "first",
+                 storage_choice: str = "first"):
+        if nodes not in NODE_CHOICES:
+            raise InputError(f"nodes={nodes!r} is unknown; expected one of {', '.join(NODE_CHOICES)}")
+        if storage_choice not in STORAGE_CHOICES:
+            raise InputError(f"storage={storage_choice!r} is unknown; expected one of "
+                             f"{', '.join(STORAGE_CHOICES)}")
+        #: compute-node choice (:data:`NODE_CHOICES`) and burst-buffer choice
+        #: within a tier (:data:`STORAGE_CHOICES`)
+        self.nodes, self.storage_choice = nodes, storage_choice
         self.compute = ProcSet(*compute) if compute else ProcSet()
         self.bbs = sorted(int(s) for s in storage)
         cnum = {c: _index(n) for c, n in compute.items()}
@@ -148,8 +169,9 @@ def bb_slots(free_pools: Mapping[str, float], storage: list, bb: float,
 
 
 def choose_nodes(topo: Topology, free: ProcSet, n: int) -> Optional[list]:
-    """``n`` compute nodes among ``free``: the first cyclic run of consecutive
-    free nodes in topology order, else the first ``n`` free ones in that order.
+    """``n`` compute nodes among ``free`` (``topo.nodes``): the first ``n``
+    free ones in topology order, or the first cyclic run of consecutive free
+    nodes, else the first ``n`` free ones.
 
     :returns: a list of resource ids (topology order) or None if ``len(free) < n``.
     """
@@ -158,6 +180,13 @@ def choose_nodes(topo: Topology, free: ProcSet, n: int) -> Optional[list]:
     total = sum(flags)
     if total < n or n <= 0:
         return None if n > 0 else []
+    return _pick(topo, order, flags, n)
+
+
+def _pick(topo: Topology, order: list, flags: list, n: int) -> list:
+    """The nodes :func:`choose_nodes` takes (``flags[i]``: ``order[i]`` is free)."""
+    if topo.nodes == "first":
+        return [c for c, f in zip(order, flags) if f][:n]
     return _first_run(order, flags, n)
 
 
@@ -181,7 +210,9 @@ def _first_run(order: list, flags: list, n: int) -> list:
 
 
 def assign_bb(topo: Topology, nodes: list, slots: Mapping[int, int]) -> Optional[dict]:
-    """Give each node a storage node by proximity tier (most free slots first).
+    """Give each node a storage node by proximity tier; within a tier the
+    first with a free slot (``topo.storage_choice`` ``"first"``) or the one
+    with the most free slots (``"most-free"``).
 
     :param slots: storage id -> burst buffers it can still hold (not modified).
     :returns: node -> storage id, or None if the slots do not suffice.
@@ -190,9 +221,15 @@ def assign_bb(topo: Topology, nodes: list, slots: Mapping[int, int]) -> Optional
     if sum(left.values()) < len(nodes):
         return None
     out = {}
+    first = topo.storage_choice == "first"
     for c in nodes:
         chosen = None
         for tier in topo.tiers[c]:
+            if first:
+                chosen = next((x for x in tier if left.get(x, 0) > 0), None)
+                if chosen is not None:
+                    break
+                continue
             best = None
             for s in tier:
                 if left.get(s, 0) > 0 and (best is None or left[s] > left[best]):
@@ -240,7 +277,7 @@ def _choose_mask(topo: Topology, mask: int, n: int) -> list:
     hit = cache.get(key)
     if hit is None:
         order = topo.order
-        hit = _first_run(order, [(mask >> c) & 1 for c in order], n)
+        hit = _pick(topo, order, [(mask >> c) & 1 for c in order], n)
         if len(cache) > 200000:
             cache.clear()
         cache[key] = hit
@@ -273,7 +310,7 @@ def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tol
         j = i
         mask = -1
         mins = None
-        ok = True
+        fail = -1       # the segment whose inclusion made the window [i..] fail
         while j < S and (j == i or start_of(j) < end):
             b = bad[j]
             fj = None
@@ -286,24 +323,24 @@ def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tol
                     fj = free_of(j)
                     tot = 0     # burst buffers the segment holds, counted up to n
                     for f, tl in zip(fj, tols):
-                        tot += int(floor((f + tl) / bb))
+                        tot += (f + tl) // bb
                         if tot >= n:
                             break
                     b = tot < n
                 bad[j] = b
             if b:
-                ok = False
+                fail = j
                 break
             mask &= mj
             if mask.bit_count() < n:
-                ok = False
+                fail = j
                 break
             if fj is None:
                 fj = free_of(j)
-            mins = list(fj) if mins is None else [m if m <= f else f for m, f in zip(mins, fj)]
+            mins = list(fj) if mins is None else list(map(min, mins, fj))
             j += 1
-        if ok:
-            slots = tuple(int(math.floor((m + tl) / bb)) for m, tl in zip(mins, tols))
+        if fail < 0:
+            slots = tuple([int((m + tl) // bb) for m, tl in zip(mins, tols)])
             if sum(slots) >= n:
                 key = (mask, n, bb, slots)
                 hit = acache.get(key, False)
@@ -319,14 +356,28 @@ def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tol
                     acache[key] = hit
                 if hit is not None:
                     return t, hit
-            nxt = i + 1
-        elif bad[j]:
-            nxt = j + 1
-        else:
-            nxt = i + 1
+            fail = j - 1    # the whole window [i..j-1] lacks burst buffers
         if only_at:
             break
-        i = nxt
+        if bad[fail]:
+            i = fail + 1
+            continue
+        # Every candidate whose window holds the segments [k..fail] fails,
+        # and the windows of the candidates i' in (i, k] all hold them (they
+        # start no earlier than i's and reach past segment fail, which i's
+        # window reached): walk back from fail to the largest such k.
+        m2 = seg_mask[fail]
+        mins2 = list(free_of(fail))
+        k = fail
+        while k > i:
+            k -= 1
+            m2 &= seg_mask[k]
+            if m2.bit_count() < n:
+                break
+            mins2 = list(map(min, mins2, free_of(k)))
+            if sum([(m + tl) // bb for m, tl in zip(mins2, tols)]) < n:
+                break
+        i = k + 1
     return INF, None
 
 
@@ -419,6 +470,9 @@ class BurstBufferPlacer(Placer):
     :param capacity: bytes per burst-buffer node.
     :param pfs: host name of the parallel file system (a storage host, not a
         burst-buffer node).
+    :param nodes: compute-node choice (:data:`NODE_CHOICES`).
+    :param storage: burst-buffer node choice within a tier (:data:`STORAGE_CHOICES`).
+    :raises InputError: an unknown choice.
 
     :meth:`begin` finds the PFS and the burst-buffer nodes and returns the
     pools ``bb:<storage id>``; allocations carry ``data`` = ``{compute node:
@@ -427,8 +481,15 @@ class BurstBufferPlacer(Placer):
     candidate time (property-tested in ``tests/test_bb_placement.py``).
     """
 
-    def __init__(self, capacity: float, pfs: str = "pfs"):
+    def __init__(self, capacity: float, pfs: str = "pfs", nodes: str = "first",
+                 storage: str = "first"):
         self.capacity, self.pfs_name = float(capacity), str(pfs)
+        if nodes not in NODE_CHOICES:
+            raise InputError(f"nodes={nodes!r} is unknown; expected one of {', '.join(NODE_CHOICES)}")
+        if storage not in STORAGE_CHOICES:
+            raise InputError(f"storage={storage!r} is unknown; expected one of "
+                             f"{', '.join(STORAGE_CHOICES)}")
+        self.nodes, self.storage = nodes, storage
         self.topology: Optional[Topology] = None
         self.pfs: Optional[int] = None
         self.totals: dict = {}
@@ -446,7 +507,7 @@ class BurstBufferPlacer(Placer):
         bbs = {i: n for i, n in machine.storage.items() if i != self.pfs}
         if not bbs:
             raise InputError("the platform has no burst-buffer (storage) node besides the PFS")
-        self.topology = Topology(machine.names, bbs)
+        self.topology = Topology(machine.names, bbs, nodes=self.nodes, storage_choice=self.storage)
         self.totals = {pool_name(s): self.capacity for s in bbs}
         return dict(self.totals)
 

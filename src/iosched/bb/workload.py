@@ -12,14 +12,26 @@ Per SWF job (``requested_processors`` = ``n``, ``run_time``, ``requested_time``)
   (KiB) drawn from the shifted log-normal of the artifact
   (``scipy.stats.lognorm(s=1.0972516604048774, loc=-150361.59523836235,
   scale=2714115.5724594607)``, i.e. ``X = loc + scale * exp(s * Z)``, ``Z``
-  standard normal), rounded to an integer; the job total ``n * bb`` is capped
-  at the machine's total capacity and ``bb`` is then
-  ``round(total / n)``;
+  standard normal), rounded to an integer, then capped (option ``cap``):
+
+  - ``"artifact"`` (default; the artifact's ``burstbuffer/model.py``, final
+    version): at most ``C`` (the capacity of one burst-buffer node, 40 GB)
+    per processor, and, when the job's ``ceil(n / S)`` burst buffers per
+    storage node would not fit in ``C`` (``S`` = 12 storage nodes), set to
+    ``floor(C / ceil(n / S))``; so every job fits on the machine. All the
+    artifact's committed workloads (../shared/data/bb-artifact) satisfy
+    this rule;
+  - ``"total"`` (iosched before issue 13): only the job's total ``n * bb``
+    is capped at the machine's total capacity ``S * C`` and ``bb`` is then
+    ``round(total / n)``; jobs whose burst buffers cannot be placed are
+    rejected by the scheduler.
 * **very short jobs** (``requested_time <= 120`` s): ``bb`` = 10 MB per
   processor and no I/O correction of the computation;
 * **compute vs I/O time**: ``flops = speed * max(run_time - F * bb / B,
-  0.05 * run_time)`` with ``speed`` = 1 Gflop/s, ``B`` = 125 MB/s
-  (``platforms/dragonfly96.yaml`` ``bandwidth``) and ``F`` = 40
+  0.05 * run_time)`` with ``speed`` = 1 Gflop/s, ``B`` = 1,250 MB/s
+  (the artifact's ``platforms/dragonfly96.yaml`` line 5, ``bandwidth: 1250 #
+  MBps``, since its commit abc93f6 "Update bandwidth"; option ``bandwidth``;
+  iosched used 125 MB/s before issue 13) and ``F`` = 40
   (``multiply_factor_runtime`` of the artifact's README configuration and of
   its split parts), rounded to an integer number of flops: the computation is
   shortened to leave room for the I/O phases without changing the walltime;
@@ -41,10 +53,19 @@ Each Batsim job carries the extra fields ``bb`` (bytes per node), ``flops``
 profile is the artifact's ``parallel_homogeneous`` (``cpu``, ``com``, ``bb``),
 which is never executed as such (see :mod:`iosched.bb.model`).
 
-Capacity (:func:`expected_capacity_per_storage`): the expected request of a
-fully busy machine -- 96 compute nodes x ``E[max(X * 1024, 100 MB)]`` = 96 x
-4.921 GB -- divided among the 12 burst-buffer nodes: **39.37 GB** per storage
-node (the artifact rounds it to 40 GB).
+Capacity: 40 GB per burst-buffer node (:data:`BB_CAPACITY`, the artifact's
+``burst_buffer_capacity: 40`` GB of ``dragonfly96.yaml``); the paper's
+reasoning behind it is :func:`expected_capacity_per_storage`: the expected
+request of a fully busy machine -- 96 compute nodes x ``E[max(X * 1024, 100
+MB)]`` = 96 x 4.921 GB -- divided among the 12 burst-buffer nodes, 39.37 GB,
+which the artifact rounds to 40 GB (``capacity_per_storage`` sets another
+value).
+
+Parts: :data:`ARTIFACT_PARTS` are the artifact's 16 three-week parts, cut by
+SWF job numbers (``workloads/KTH-split/io-aware/part-*.yaml``:
+``from_job_number``, ``num_jobs``); :func:`artifact_parts` cuts a generated
+workload the same way. :func:`three_week_parts` cuts by 21 days of
+submission time instead (iosched before issue 13).
 """
 
 from __future__ import annotations
@@ -63,7 +84,8 @@ from iosched.workloads.swf import read_swf
 from iosched.workloads.subset import workload_subset
 
 __all__ = ["LOGNORM_S", "LOGNORM_LOC", "LOGNORM_SCALE", "BB_MIN", "SHORT_JOB", "SHORT_BB",
-           "RUNTIME_FACTOR", "IO_BANDWIDTH", "COM_MEAN", "COM_STD", "NB_COMPUTE", "NB_STORAGE",
+           "RUNTIME_FACTOR", "IO_BANDWIDTH", "BB_CAPACITY", "CAPS", "ARTIFACT_PARTS", "artifact_parts",
+           "cap_bb", "COM_MEAN", "COM_STD", "NB_COMPUTE", "NB_STORAGE",
            "expected_bb_per_node", "expected_capacity_per_storage", "generate", "first_jobs",
            "three_week_parts", "write_workload", "PART_SECONDS", "campaign_workload"]
 
@@ -74,7 +96,10 @@ BB_MIN = 100 * MB                     # lower bound per processor
 SHORT_JOB = 120.0                     # s: requested time at most this -> short job
 SHORT_BB = 10 * MB
 RUNTIME_FACTOR = 40.0
-IO_BANDWIDTH = 125 * MB               # bytes/s
+IO_BANDWIDTH = 1250 * MB              # bytes/s (artifact dragonfly96.yaml, since abc93f6)
+BB_CAPACITY = 40 * GB                 # bytes per burst-buffer node (artifact dragonfly96.yaml)
+#: Burst-buffer cap rules (module documentation); the first is the default.
+CAPS = ("artifact", "total")
 COM_MEAN = 0.1 * GB
 COM_STD = 0.2 * COM_MEAN
 NB_COMPUTE = 96
@@ -103,9 +128,31 @@ def expected_capacity_per_storage(nb_compute: int = NB_COMPUTE, nb_storage: int 
     return nb_compute * expected_bb_per_node() / nb_storage
 
 
+def cap_bb(per_proc: float, n: int, capacity: float, nb_storage: int, cap: str) -> int:
+    """Burst buffer per processor (bytes) after the cap rule ``cap``.
+
+    :param per_proc: the drawn request per processor (bytes).
+    :param n: processors (nodes) of the job.
+    :param capacity: bytes per burst-buffer node (C).
+    :param nb_storage: burst-buffer nodes (S).
+    :param cap: ``"artifact"`` or ``"total"`` (module documentation).
+    :raises InputError: unknown rule.
+    """
+    if cap == "artifact":
+        bb = min(per_proc, capacity)
+        per_node = math.ceil(n / nb_storage)
+        if bb * per_node > capacity:
+            bb = math.floor(capacity / per_node)
+        return int(round(bb))
+    if cap == "total":
+        return int(round(min(per_proc * n, capacity * nb_storage) / n))
+    raise InputError(f"cap={cap!r} is unknown; expected one of {', '.join(CAPS)}")
+
+
 def generate(swf_path, *, seed: int = 0, nb_res: int = NB_COMPUTE, first: Optional[int] = None,
              capacity_per_storage: Optional[float] = None, nb_storage: int = NB_STORAGE,
-             runtime_factor: float = RUNTIME_FACTOR, name: Optional[str] = None) -> dict:
+             runtime_factor: float = RUNTIME_FACTOR, name: Optional[str] = None,
+             cap: str = "artifact", bandwidth: float = IO_BANDWIDTH) -> dict:
     """Batsim workload (dict) of an SWF log with burst-buffer requests.
 
     :param swf_path: SWF file (KTH-SP2-1996-2.1-cln.swf).
@@ -113,18 +160,22 @@ def generate(swf_path, *, seed: int = 0, nb_res: int = NB_COMPUTE, first: Option
     :param nb_res: the workload's ``nb_res`` (compute nodes).
     :param first: keep only the first ``first`` kept jobs (None: all).
     :param capacity_per_storage: bytes per storage node (default
-        :func:`expected_capacity_per_storage`), used for the total cap.
+        :data:`BB_CAPACITY`, 40 GB), used by the cap.
+    :param cap: the cap rule, ``"artifact"`` or ``"total"``.
+    :param bandwidth: I/O bandwidth (bytes/s) of the compute-time correction.
     :returns: ``{"description", "nb_res", "seed", "jobs", "profiles"}``; job
         ids are the SWF job numbers; ``dropped`` counts the dropped jobs.
     :raises InputError: unreadable SWF, bad arguments.
     """
     if first is not None and (not isinstance(first, int) or first < 1):
         raise InputError(f"first must be a positive integer, got {first!r}")
+    if cap not in CAPS:
+        raise InputError(f"cap={cap!r} is unknown; expected one of {', '.join(CAPS)}")
+    if not (bandwidth > 0 and math.isfinite(bandwidth)):
+        raise InputError(f"bandwidth={bandwidth!r} must be a positive number of bytes/s")
     log = read_swf(swf_path)
     df = log.jobs
-    cap = expected_capacity_per_storage(nb_res, nb_storage) if capacity_per_storage is None \
-        else float(capacity_per_storage)
-    total_cap = cap * nb_storage
+    capacity = BB_CAPACITY if capacity_per_storage is None else float(capacity_per_storage)
     rng = np.random.Generator(np.random.PCG64(int(seed)))
     jobs, profiles = [], {}
     dropped = 0
@@ -149,9 +200,8 @@ def generate(swf_path, *, seed: int = 0, nb_res: int = NB_COMPUTE, first: Option
         else:
             x_kib = LOGNORM_LOC + LOGNORM_SCALE * math.exp(LOGNORM_S * float(z_bb))
             per = round(max(x_kib * KIB, BB_MIN))
-            total = min(per * n, total_cap)
-            bb = round(total / n)
-            flops = round(CPU_SPEED * max(run - runtime_factor * bb / IO_BANDWIDTH, run * 0.05))
+            bb = cap_bb(per, n, capacity, nb_storage, cap)
+            flops = round(CPU_SPEED * max(run - runtime_factor * bb / bandwidth, run * 0.05))
         com = 0 if n == 1 else max(0, round(COM_MEAN + COM_STD * float(z_com)))
         jid = int(num)
         pid = str(jid)
@@ -161,7 +211,7 @@ def generate(swf_path, *, seed: int = 0, nb_res: int = NB_COMPUTE, first: Option
     src = Path(swf_path).name
     desc = name or f"{src} with burst-buffer requests (iosched.bb.workload, seed {seed})"
     return {"description": desc, "nb_res": int(nb_res), "seed": int(seed),
-            "bb_capacity_per_storage": cap, "dropped": dropped, "jobs": jobs, "profiles": profiles}
+            "bb_capacity_per_storage": float(capacity), "bb_cap": cap, "io_bandwidth": float(bandwidth), "dropped": dropped, "jobs": jobs, "profiles": profiles}
 
 
 def _na(v) -> bool:
@@ -211,6 +261,41 @@ def three_week_parts(workload: dict, nb_parts: int = 16, length: float = PART_SE
     return parts
 
 
+#: The artifact's 16 three-week parts of KTH-SP2 as ``(from_job_number,
+#: num_jobs)``: part ``k`` holds the SWF jobs numbered ``from .. from +
+#: num_jobs - 1`` (``workloads/KTH-split/io-aware/part-k.yaml`` of
+#: jankopanski/Burst-Buffer-Scheduling; parts 14 and 15 share job 27154, as
+#: there).
+ARTIFACT_PARTS = (
+    (15, 1766), (1781, 1222), (3003, 1532), (4535, 1746), (6281, 1566), (7847, 1938),
+    (9785, 2234), (12019, 1647), (13666, 1374), (15040, 2037), (17077, 2940), (20017, 2247),
+    (22264, 1893), (24157, 1693), (25850, 1305), (27154, 1337),
+)
+
+
+def artifact_parts(workload: dict, parts=ARTIFACT_PARTS) -> list:
+    """Cut a generated workload into the artifact's parts (:data:`ARTIFACT_PARTS`).
+
+    Part ``k`` keeps the jobs whose id (the SWF job number) is in
+    ``[from, from + num_jobs)``, with their draws from the whole-log
+    generation; its submission times are shifted so that its first job is
+    submitted at 1 s (as the artifact's generator does for every part).
+
+    :returns: a list of workloads (dicts), one per part.
+    """
+    out = []
+    for k, (lo, num) in enumerate(parts):
+        jobs = [dict(j) for j in workload["jobs"] if lo <= int(j["id"]) < lo + num]
+        if jobs:
+            off = jobs[0]["subtime"] - 1
+            for j in jobs:
+                j["subtime"] = _num(j["subtime"] - off)
+        out.append(workload_subset(
+            workload, jobs, description=f"{workload['description']}, part {k} "
+                                        f"(SWF jobs {lo}..{lo + num - 1})"))
+    return out
+
+
 def write_workload(workload: dict, path) -> None:
     """Write a workload as JSON (sorted keys, 1 job per line: deterministic)."""
     head = {k: v for k, v in workload.items() if k not in ("jobs", "profiles")}
@@ -229,7 +314,9 @@ def write_workload(workload: dict, path) -> None:
 
 
 def campaign_workload(seed: int = 0, swf: str = "default", first: Optional[int] = None,
-                      parts: Optional[int] = None, part_days: float = 21.0):
+                      parts=None, part_days: float = 21.0, cap: str = "artifact",
+                      bandwidth_mbps: float = IO_BANDWIDTH / MB,
+                      capacity: float = BB_CAPACITY):
     """Campaign hook (``workloads: [{python: "iosched.bb.workload:campaign_workload",
     args: {...}}]``, see ``docs/campaigns.md``): the burst-buffer workload of
     :func:`generate` for a campaign seed.
@@ -238,14 +325,23 @@ def campaign_workload(seed: int = 0, swf: str = "default", first: Optional[int] 
     :param swf: SWF path, or ``"default"`` (the KTH-SP2 log found by
         :func:`iosched.workloads.default_swf.find_default_swf`).
     :param first: keep the first ``first`` jobs (None: the whole log).
-    :param parts: if given, return :func:`three_week_parts` with that many
-        parts of ``part_days`` days (the paper: 16 parts of 21 days).
-    :returns: a workload dict, or a list of ``parts`` workload dicts.
+    :param parts: None (one workload), ``"artifact"`` (the artifact's 16
+        parts, :func:`artifact_parts`) or an int ``k`` (:func:`three_week_parts`
+        with ``k`` parts of ``part_days`` days).
+    :param cap: the cap rule (:data:`CAPS`); ``bandwidth_mbps``: the I/O
+        bandwidth of the compute-time correction (MB/s); ``capacity``: bytes
+        per burst-buffer node.
+    :returns: a workload dict, or a list of workload dicts.
     :raises InputError: unreadable SWF or bad arguments.
     """
     if swf == "default":
         swf = find_default_swf()
-    w = generate(swf, seed=int(seed), first=first)
+    w = generate(swf, seed=int(seed), first=first, cap=cap, bandwidth=float(bandwidth_mbps) * MB,
+                 capacity_per_storage=float(capacity))
     if parts is None:
         return w
+    if parts == "artifact":
+        return artifact_parts(w)
+    if isinstance(parts, bool) or not isinstance(parts, int) or parts < 1:
+        raise InputError(f"parts={parts!r}: expected 'artifact' or a positive integer")
     return three_week_parts(w, nb_parts=int(parts), length=float(part_days) * 24 * 3600)

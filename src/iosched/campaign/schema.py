@@ -20,7 +20,7 @@ from iosched.engine.platform import validate_platform
 from iosched.engine.workload import load_workload
 from iosched.errors import InputError, one_line
 from iosched.run.robin import load_yaml_mapping
-from iosched.sched.registry import resolve
+from iosched.sched.registry import check_options, resolve
 
 __all__ = ["CAMPAIGN_SCHEMA", "SECONDS_PER", "Campaign", "load_campaign"]
 
@@ -199,7 +199,9 @@ def load_campaign(path, output=None) -> Campaign:
         (unknown or missing field, wrong type: the message names the file and
         the field), a non-finite number anywhere (``.nan``, ``.inf``), duplicate
         labels, a baseline that is not a scheduler label, a scheduler name
-        unknown to :func:`iosched.sched.registry.resolve`, a missing input
+        unknown to :func:`iosched.sched.registry.resolve`, an option or a
+        ``seed_option`` the scheduler does not declare
+        (:func:`iosched.sched.registry.check_options`), a missing input
         file, a workload file or a platform file that the engine would refuse
         (:func:`iosched.engine.workload.load_workload`,
         :func:`iosched.engine.platform.validate_platform`).
@@ -283,6 +285,13 @@ def load_campaign(path, output=None) -> Campaign:
             except InputError as exc:
                 raise InputError(f"{p}: field schedulers[{i}].name: {exc}") from None
             e.setdefault("label", slug(name))
+        try:  # the option names the scheduler file declares
+            check_options(e["name"], e["options"])
+            if "seed_option" in e:
+                check_options(e["name"], {e["seed_option"]: 0})
+        except InputError as exc:
+            field = "seed_option" if "seed_option" in e and e["seed_option"] in str(exc) else "options"
+            raise InputError(f"{p}: field schedulers[{i}].{field}: {exc}") from None
         schedulers.append(e)
     for what, items in (("platforms", platforms), ("workloads", workloads),
                         ("schedulers", schedulers)):

@@ -35,6 +35,7 @@ from iosched.batsim.outputs import (
     SCHEDULE_COLUMNS,
     SCHEDULE_SUFFIX,
     f6,
+    g,
 )
 from iosched.errors import InputError
 
@@ -124,13 +125,21 @@ def write_schedule(prefix: str, values: dict) -> str:
 
 
 def write_machine_states(prefix: str, rows: list[tuple]) -> str:
-    """Write ``PREFIX_machine_states.csv``: one row per time the number of
-    machines in a state changed (``time`` in s, then counts)."""
+    """Write ``PREFIX_machine_states.csv`` as Batsim 4.2.1 does
+    (``MachineStateTracer``, src/export.cpp): the 6-column header, then one
+    row per job start and per job end, in the order they happened (several
+    rows may share a time), ``%g`` time in s (:func:`iosched.batsim.outputs.g`)
+    then the number of machines sleeping, switching on, switching off (always
+    0: no energy model), idle and computing. Machines are every host Batsim
+    manages (compute and storage, not the master).
+
+    :param rows: ``(t, nb_idle, nb_computing)`` tuples.
+    :returns: the path written.
+    """
     path = f"{prefix}{MACHINE_STATES_SUFFIX}"
     with _atomic(path) as f:
         f.write(",".join(MACHINE_STATES_COLUMNS) + "\n")
-        for t, idle, computing in rows:
-            f.write(f"{f6(t)},0,0,0,{idle},{computing},0\n")
+        f.writelines(f"{g(t)},0,0,0,{idle},{computing}\n" for t, idle, computing in rows)
     return path
 
 
@@ -155,11 +164,7 @@ class ExportMixin:
         if not self.cfg.machine_state_tracing:
             return
         computing = len(self.busy)
-        row = (t, self.nb_res - computing, computing)
-        if self.ms_rows and self.ms_rows[-1][0] == t:
-            self.ms_rows[-1] = row
-        elif not self.ms_rows or self.ms_rows[-1][1:] != row[1:]:
-            self.ms_rows.append(row)
+        self.ms_rows.append((t, self.nb_res - computing, computing))
 
     def _row(self, j, t=None):
         wt = j.walltime if j.walltime is not None else NO_WALLTIME
@@ -251,7 +256,7 @@ class ExportMixin:
             "time_unavailable": f6(0.0),
         })
         if self.cfg.machine_state_tracing:
-            write_machine_states(prefix, self._ms_rows_from_zero())
+            write_machine_states(prefix, self.ms_rows)
 
     def _ms_rows_from_zero(self):
         """``ms_rows``, starting with every machine idle at t=0 if they do not

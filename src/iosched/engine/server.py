@@ -85,6 +85,10 @@ class EngineConfig:
     :param direct_tasks: run single-task physics jobs as direct tasks of the
         server actor (False: every physics job on a worker actor; same
         results, used to verify that).
+    :param progress_file: iosched extension (embedded engine only): a file
+        rewritten at most once per wall-clock second with one line
+        ``<simulated time s> <jobs ended> <static jobs>`` (read by
+        ``iosched run`` to show progress on a terminal); None: no file.
     :param strict_batsim: a scheduler request the real Batsim 4.2.1 cannot
         serve is a :class:`~iosched.errors.ProtocolError` (False: served,
         with a one-line warning on stderr; see
@@ -96,7 +100,7 @@ class EngineConfig:
                  dynamic_jobs=False, ack_dynamic_jobs=False, profile_reuse=False,
                  forward_profiles=False, sched_config="", sg_cfg=(), sg_log=(),
                  machine_state_tracing=True, quiet=True, sched_timeout=600.0, transcript=None,
-                 direct_tasks=True, strict_batsim=False):
+                 direct_tasks=True, strict_batsim=False, progress_file=None):
         self.platform = platform
         self.workloads = list(workloads)
         self.export_prefix = export_prefix
@@ -116,6 +120,7 @@ class EngineConfig:
         self.quiet = quiet
         self.sched_timeout = sched_timeout
         self.transcript = transcript
+        self.progress_file = progress_file
         self.direct_tasks = direct_tasks
         self.strict_batsim = strict_batsim
 
@@ -188,6 +193,7 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
         self.static_left = len(self.static_jobs)
         self.sched_wall = 0.0
         self._expect_send = False
+        self._progress_next = 0.0
         self._init_protocol(cfg)
         self._init_execution()
         self._init_export()
@@ -510,6 +516,16 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
             self._submitter_wakes()  # its put of SUBMITTER_HELLO ends
 
     # ----------------------------------------------------------- scheduler
+    def _write_progress(self, wall: float) -> None:
+        """Rewrite the progress file (``EngineConfig.progress_file``): simulated
+        time (s), jobs that reached a final state, static jobs of the workloads."""
+        self._progress_next = wall + 1.0
+        try:
+            with open(self.cfg.progress_file, "w") as f:
+                f.write(f"{self.now:.6f} {len(self.rows)} {len(self.static_jobs)}\n")
+        except OSError:
+            self.cfg.progress_file = None  # progress is a convenience: never fail for it
+
     def _exchange(self, final=False):
         """Send the pending events to the scheduler, wait for its reply and
         apply it (``_apply_reply``; not after SIMULATION_ENDS)."""
@@ -532,6 +548,8 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
                 f"{len(msg['events'])} event(s) sent, first: {msg['events'][0]['type'] if msg['events'] else '-'})"
             ) from None
         self.sched_wall += time.perf_counter() - t0
+        if self.cfg.progress_file is not None and t0 >= self._progress_next:
+            self._write_progress(t0)
         try:
             reply = json.loads(raw)
         except json.JSONDecodeError as exc:

@@ -1,5 +1,10 @@
 """The ``iosched run`` command: one simulation (scheduler + engine), or a
-robin experiment file, then its metrics.
+robin experiment file, then its metrics and a one-line summary.
+
+On a terminal, a run on the embedded engine shows its progress (simulated
+time reached, jobs ended, wall clock) on one rewritten stderr line, read from
+the engine's ``--progress-file`` (an embedded-engine extension) in the output
+folder (``progress.txt``).
 
 SIGTERM / SIGHUP / Ctrl-C end the command cleanly: the processes of the run
 are cleaned up (:mod:`iosched.run.supervise`), then one line is printed and
@@ -8,7 +13,12 @@ the status is 128+signal (130 for Ctrl-C).
 
 from __future__ import annotations
 
+import contextlib
 import signal
+import sys
+import threading
+import time
+from pathlib import Path
 
 import click
 
@@ -17,6 +27,7 @@ from iosched.checks import loads_json
 from iosched.errors import InputError, one_line
 from iosched.analysis.format import format_table
 from iosched.analysis.metrics_file import write_metrics
+from iosched.analysis.units import format_duration
 from iosched.run.result import RunError, RunResult
 from iosched.run.robin import run_robin
 from iosched.run.simulation import (
@@ -27,7 +38,7 @@ from iosched.run.simulation import (
 )
 from iosched.run.supervise import Signalled, signals_raise
 
-__all__ = ["run_command"]
+__all__ = ["run_command", "summary_line", "progress_text", "show_progress", "PROGRESS_FILE"]
 
 
 def _print_metrics(result: RunResult, no_metrics: bool) -> None:
@@ -44,6 +55,76 @@ def _print_metrics(result: RunResult, no_metrics: bool) -> None:
     metrics = write_metrics(result.export_prefix.parent, prefix=result.export_prefix.name,
                             nb_resources=result.compute_hosts)
     click.echo(format_table(metrics))
+    click.echo(summary_line(metrics))
+
+
+def summary_line(metrics: dict) -> str:
+    """The one-line summary ``iosched run`` ends with: jobs, makespan, mean
+    wait (with units) and utilization of a metrics dict
+    (:func:`iosched.analysis.metrics.compute_metrics`)."""
+    util = metrics.get("utilization")
+    return (f"iosched run: {metrics['nb_jobs']} jobs ({metrics['nb_jobs_started']} started), "
+            f"makespan {format_duration(metrics['makespan'])}, mean wait "
+            f"{format_duration(metrics['waiting_time']['mean'])}, utilization "
+            f"{'-' if util is None else f'{util:.3f}'} over {metrics['nb_resources']} compute nodes")
+
+
+#: name of the engine's progress file in the output folder (embedded engine)
+PROGRESS_FILE = "progress.txt"
+
+
+def progress_text(line: str, wall: float) -> str | None:
+    """The progress shown for one line of the engine's progress file
+    (``<simulated time s> <jobs ended> <static jobs>``), or None when the
+    line is incomplete (read while the engine rewrites it)."""
+    parts = line.split()
+    try:
+        now, ended, total = float(parts[0]), int(parts[1]), int(parts[2])
+    except (IndexError, ValueError):
+        return None
+    return (f"simulated time {format_duration(now)}, {ended} jobs ended "
+            f"({total} in the workloads), {format_duration(wall)} of wall clock")
+
+
+@contextlib.contextmanager
+def show_progress(path: Path, enabled: bool):
+    """While the block runs, show the engine's progress (``path``, see
+    :func:`progress_text`) on one rewritten stderr line, twice a second;
+    nothing unless ``enabled`` (a terminal). The file is removed before and
+    after, the line erased at the end."""
+    if not enabled:
+        yield
+        return
+    with contextlib.suppress(OSError):
+        path.unlink()  # a previous run's
+    stop = threading.Event()
+    t0 = time.monotonic()
+    shown = [0]
+
+    def loop():
+        while not stop.wait(0.5):
+            try:
+                text = progress_text(path.read_text(), time.monotonic() - t0)
+            except OSError:
+                continue
+            if text:
+                line = f"iosched run: {text}"
+                sys.stderr.write("\r" + line.ljust(shown[0]))
+                sys.stderr.flush()
+                shown[0] = len(line)
+
+    th = threading.Thread(target=loop, daemon=True)
+    th.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        th.join()
+        with contextlib.suppress(OSError):
+            path.unlink()
+        if shown[0]:
+            sys.stderr.write("\r" + " " * shown[0] + "\r")
+            sys.stderr.flush()
 
 
 @click.command("run", cls=OneLineErrorCommand, error_prefix="iosched run")
@@ -105,11 +186,15 @@ def run_command(ctx, robin_file, platform, workload, scheduler, options_json, ou
                     if not isinstance(options, dict):
                         raise InputError("--options: expected a JSON object such as "
                                          "'{\"key\": 1}'")
-                result = run_simulation(
-                    platform, list(workload), scheduler, output, options=options,
-                    engine_cmd=engine, engine_args=engine_args, timeout=timeout,
-                    ready_timeout=ready_timeout, quiet=not verbose,
-                    success_timeout=success_timeout, failure_timeout=failure_timeout, cpu=cpu)
+                live = sys.stderr.isatty() and engine in (None, "embedded")
+                progress = Path(output).expanduser().resolve() / PROGRESS_FILE
+                extra = ("--progress-file", str(progress)) if live else ()
+                with show_progress(progress, live):
+                    result = run_simulation(
+                        platform, list(workload), scheduler, output, options=options,
+                        engine_cmd=engine, engine_args=(*engine_args, *extra), timeout=timeout,
+                        ready_timeout=ready_timeout, quiet=not verbose,
+                        success_timeout=success_timeout, failure_timeout=failure_timeout, cpu=cpu)
             click.echo(f"iosched run: simulation done in {result.wall_time:.2f} s, "
                        f"outputs in {result.output_dir}")
             _print_metrics(result, no_metrics)

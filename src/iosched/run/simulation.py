@@ -52,7 +52,7 @@ from iosched.run.supervise import (
     subreaper,
     watch,
 )
-from iosched.sched.registry import required_engine_args, resolve
+from iosched.sched.registry import check_options, required_engine_args, resolve
 
 __all__ = [
     "DEFAULT_SIMULATION_TIMEOUT",
@@ -285,6 +285,7 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
     check_finite(options, "options")
     sched_file, defaults = resolve_scheduler(scheduler)
     merged = {**defaults, **(options or {})}
+    check_options(sched_file, merged)  # a typo fails here, before anything starts
     try:
         options_json = json.dumps(merged, allow_nan=False)
     except (TypeError, ValueError) as e:

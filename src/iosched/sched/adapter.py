@@ -25,6 +25,7 @@ from batsim.batsim import BatsimScheduler
 
 from iosched.sched.core import Scheduler
 from iosched.sched.machine import Machine
+from iosched.sched.options import check_declared
 
 __all__ = ["PybatsimScheduler", "state_name"]
 
@@ -44,11 +45,21 @@ class PybatsimScheduler(BatsimScheduler):
     :raises InputError: as :meth:`make_core` does (bad options).
 
     Attribute ``core``: the :class:`~iosched.sched.core.Scheduler`.
+
+    Class attribute ``OPTIONS``: the option names the scheduler reads
+    (``name -> one-line description``, see :mod:`iosched.sched.options`);
+    an option not declared there is refused with an :class:`InputError`
+    before :meth:`make_core` runs. None (the default): nothing is checked.
     """
+
+    #: option name -> one-line description, or None (undeclared, unchecked)
+    OPTIONS: dict[str, str] | None = None
 
     def __init__(self, options=None):
         super().__init__(dict(options or {}))
+        check_declared(self.options, self.OPTIONS, f"scheduler {type(self).__name__}")
         self._to_execute: list = []
+        self._for_core = True
         self.core: Scheduler = self.make_core(self.options)
         self.core.launcher = self
         self.logger = self.core.logger
@@ -111,8 +122,21 @@ class PybatsimScheduler(BatsimScheduler):
         self.core.wake_up_at(t, self.bs.time())
 
     # --------------------------------------------------- Batsim -> core
+    # A scheduling pass runs at the end of every message that holds an event
+    # for the core; a message whose only events are ignored ones (a job not
+    # accepted, the completion of a job the family runs itself, e.g. one
+    # phase of a burst-buffer job) runs no pass, so a family's internal
+    # bookkeeping never changes the core's decisions.
+    def onBeforeEvents(self):
+        """A new Batsim message: no event for the core yet."""
+        self._for_core = False
+
+    def _core_event(self):
+        self._for_core = True
+
     def onSimulationBegins(self):
         """SIMULATION_BEGINS: the machine, then the core's profile."""
+        self._core_event()
         machine = Machine.from_batsim(getattr(self.bs, "machines", None) or {},
                                       self.bs.nb_compute_resources)
         if len(machine.compute) != int(self.bs.nb_compute_resources):
@@ -127,12 +151,14 @@ class PybatsimScheduler(BatsimScheduler):
     def onJobSubmission(self, job):
         """JOB_SUBMITTED: queue or reject the job."""
         if self.accepts(job):
+            self._core_event()
             self.core.submit(job)
 
     def onJobCompletion(self, job):
         """JOB_COMPLETED: free the job's resources."""
         jid = self.completed_id(job)
         if jid is not None:
+            self._core_event()
             self.core.end(jid, state_name(job), self.bs.time())
 
     def onJobsKilled(self, jobs):
@@ -140,17 +166,30 @@ class PybatsimScheduler(BatsimScheduler):
         for job in jobs:
             jid = self.completed_id(job)
             if jid is not None:
+                self._core_event()
                 self.core.kill(jid, self.bs.time())
 
     def onRequestedCall(self):
         """REQUESTED_CALL: nothing to record; the pass runs in onNoMoreEvents."""
+        self._core_event()
+
+    def onNoMoreJobsInWorkloads(self):
+        """NOTIFY no_more_static_job_to_submit: a pass follows."""
+        super().onNoMoreJobsInWorkloads()
+        self._core_event()
+
+    def onNoMoreExternalEvents(self):
+        """NOTIFY no_more_external_event_to_occur: a pass follows."""
+        super().onNoMoreExternalEvents()
+        self._core_event()
 
     def onNoMoreEvents(self):
         """Run the scheduling pass, once per Batsim message."""
         if self.core.profile is None or self.core.ended:
             return
         now = self.bs.time()
-        self.core.schedule(now)
+        if self._for_core:
+            self.core.schedule(now)
         if self._to_execute:
             jobs, self._to_execute = self._to_execute, []
             self.bs.execute_jobs(jobs)

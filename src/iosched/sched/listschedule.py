@@ -77,6 +77,17 @@ class ListPlan:
 
     def evaluate(self, order: Sequence) -> float:
         """Cost of list-scheduling ``order`` (inf if a job never fits)."""
+        return self.evaluate_until(order)[0]
+
+    def evaluate_until(self, order: Sequence, stop: Callable = None) -> tuple:
+        """List-schedule ``order``, stopping early if ``stop(partial cost)``
+        returns True after a placement (per-job costs are >= 0, so the
+        partial cost is a lower bound of the order's cost).
+
+        :returns: ``(cost, complete)``: the order's cost and True, or the
+            partial cost when stopped and False (the placements made so far
+            stay on the timeline, as for a complete order).
+        """
         p, L, cur = 0, min(len(order), len(self.order)), self.order
         while p < L and order[p] is cur[p]:
             p += 1
@@ -93,7 +104,9 @@ class ListPlan:
             self.order.append(job)
             self.out.append((job, t, alloc))
             self.cum.append(cost)
-        return cost
+            if stop is not None and len(self.order) < len(order) and stop(cost):
+                return cost, False
+        return cost, True
 
 
 class ListSchedule:

@@ -87,9 +87,11 @@ def start_in_order(s, now: float):
     return None
 
 
-def backfill(s, now: float, skip=None) -> None:
-    """Start, in queue order, every waiting job (but ``skip``) that fits now."""
-    for job in s.queue:
+def backfill(s, now: float, skip=None, order=None) -> None:
+    """Start every waiting job (but ``skip``) that fits now, in queue order
+    or, if ``order`` (a key function of :mod:`iosched.sched.orders`) is
+    given, in that order."""
+    for job in (s.queue if order is None else sorted(s.queue, key=order)):
         if s.profile.free_count(now) == 0:
             break
         if job is skip:
@@ -121,13 +123,20 @@ class Easy:
     :param reserve_with: the placer of the head job's reservation (default:
         the scheduler's). The burst-buffer paper's ``fcfs-easy`` reserves
         compute nodes only (Kopanski & Rzadca, Euro-Par 2021, Section 3).
+    :param backfill_order: order of the backfill candidates (a key function
+        of :mod:`iosched.sched.orders`; default: the queue order). Jobs start
+        and the reservation is made in queue order either way: with an FCFS
+        queue and ``backfill_order=sjf`` this is the burst-buffer paper's
+        ``sjf-bb`` (Algorithm 1 with the backfill candidates sorted by
+        walltime; artifact ``alloc_only.py``).
 
     Attribute ``head_reservation``: the :class:`HeadReservation` of the last
     pass, or None.
     """
 
-    def __init__(self, reserve_with=None):
+    def __init__(self, reserve_with=None, backfill_order=None):
         self.reserve_with = reserve_with
+        self.backfill_order = backfill_order
         self.head_reservation: Optional[HeadReservation] = None
 
     def schedule(self, s, now: float) -> None:
@@ -139,7 +148,7 @@ class Easy:
         t, alloc = s.earliest(head, now, self.reserve_with)
         self.head_reservation = HeadReservation(head.id, t, alloc.resources if alloc else ProcSet())
         hold = s.reserve(head, t, alloc, tag=("head", head.id)) if t < INF else None
-        backfill(s, now, skip=head)
+        backfill(s, now, skip=head, order=self.backfill_order)
         if hold is not None:
             s.profile.remove(hold)
 

@@ -10,13 +10,16 @@ the package, so the names work after a plain ``pip install``.
 
 from __future__ import annotations
 
+import difflib
+import importlib
 from pathlib import Path
 
 import iosched.schedulers.launchers
 from iosched.errors import InputError
+from iosched.sched.options import check_declared
 
 __all__ = ["SCHEDULERS", "SCHEDULERS_DIR", "REPO_ROOT", "ENGINE_FLAGS", "resolve",
-           "required_engine_args"]
+           "required_engine_args", "declared_options", "check_options"]
 
 #: Folder of the scheduler launcher files in the installed package
 #: (:mod:`iosched.schedulers.launchers`).
@@ -47,9 +50,16 @@ SCHEDULERS: dict[str, tuple[str, dict]] = {
     "bb-filler": ("burstbuffer.py", {"policy": "filler"}),
     "fcfs-bb": ("burstbuffer.py", {"policy": "fcfs-bb"}),
     "sjf-bb": ("burstbuffer.py", {"policy": "sjf-bb"}),
+    # sjf-bb with the whole queue sorted by walltime (iosched before issue 13)
+    "sjf-bb-head": ("burstbuffer.py", {"policy": "sjf-bb-head"}),
     "plan-1": ("burstbuffer.py", {"policy": "plan-1"}),
     "plan-2": ("burstbuffer.py", {"policy": "plan-2"}),
     "plan-3": ("burstbuffer.py", {"policy": "plan-3"}),
+    # I/O-aware list vs pack scheduling of Jeannot, Pallez & Vidal (IJHPCA 2023);
+    # the engine needs --enable-dynamic-jobs (see docs/listpack.md)
+    **{name: ("listpack.py", {"policy": name}) for name in (
+        "io-list", "io-list-bf", "io-pack-random", "io-pack-max", "io-pack-char",
+        "io-pack-random-bf", "io-pack-max-bf", "io-pack-char-bf")},
     # data-aware dispatch of Li & Tatebe (IEEE Systems Journal 2017) and its
     # Torque FIFO baseline, on NUSA platforms (see docs/dad.md)
     "torque-fifo": ("dad.py", {"policy": "torque-fifo"}),
@@ -63,6 +73,7 @@ SCHEDULERS: dict[str, tuple[str, dict]] = {
 #: ``--enable-dynamic-jobs``, without ``--acknowledge-dynamic-jobs``).
 ENGINE_FLAGS: dict[str, tuple[str, ...]] = {
     "burstbuffer.py": ("--enable-dynamic-jobs",),
+    "listpack.py": ("--enable-dynamic-jobs",),
 }
 
 
@@ -105,5 +116,44 @@ def resolve(name_or_path) -> tuple[Path, dict]:
     path = Path(key)
     if path.is_file():
         return path.resolve(), {}
+    close = difflib.get_close_matches(key, list(SCHEDULERS), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise InputError(
-        f"scheduler {key!r}: not a known name ({', '.join(SCHEDULERS)}) nor an existing file")
+        f"scheduler {key!r}: not a known name{hint} ({', '.join(SCHEDULERS)}) nor an existing file")
+
+
+def declared_options(name_or_path) -> dict | None:
+    """The options a shipped scheduler declares (its class's ``OPTIONS``,
+    :mod:`iosched.sched.options`).
+
+    :param name_or_path: a key of :data:`SCHEDULERS`, or the path of one of
+        the shipped launcher files (:data:`SCHEDULERS_DIR` or the source
+        tree's ``schedulers/``).
+    :returns: the ``name -> description`` dict, or None for another file or
+        a scheduler that declares nothing (its options are not checked here;
+        the scheduler process still checks what it declares).
+    :raises InputError: as :func:`resolve` (unknown name).
+    """
+    path, _ = resolve(name_or_path)
+    if path.parent not in (SCHEDULERS_DIR, (REPO_ROOT / "schedulers").resolve()):
+        return None
+    if not (SCHEDULERS_DIR / path.name).is_file():
+        return None
+    stem = path.stem
+    # pybatsim's launcher: the class is named after the file (``module_to_class``)
+    module = importlib.import_module(f"iosched.schedulers.{stem}")
+    cls = getattr(module, stem[0].upper() + stem[1:], None)
+    declared = getattr(cls, "OPTIONS", None)
+    return dict(declared) if declared is not None else None
+
+
+def check_options(name_or_path, options: dict) -> None:
+    """Refuse options a shipped scheduler does not declare, before it runs.
+
+    :param name_or_path: as :func:`declared_options`.
+    :param options: the options the user gives (merged over the registered
+        defaults by the caller or not: registered defaults are declared).
+    :raises InputError: an unknown scheduler name (:func:`resolve`) or an
+        unknown option (one line, :func:`iosched.sched.options.check_declared`).
+    """
+    check_declared(options, declared_options(name_or_path), f"scheduler {str(name_or_path)!r}")

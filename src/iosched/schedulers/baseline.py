@@ -40,7 +40,7 @@ from iosched.sched.orders import fcfs, sjf
 from iosched.sched.placer import FirstFit
 from iosched.sched.policies import Conservative, Easy, Fcfs, Filler
 
-__all__ = ["Baseline", "POLICIES", "KNOWN_OPTIONS"]
+__all__ = ["Baseline", "POLICIES", "OPTIONS", "KNOWN_OPTIONS"]
 
 #: policy name -> (policy class, queue order)
 POLICIES = {
@@ -51,8 +51,14 @@ POLICIES = {
     "filler": (Filler, fcfs),
 }
 
-#: options this scheduler understands
-KNOWN_OPTIONS = ("policy",)
+#: options this scheduler understands (name -> description), checked before
+#: the scheduler starts (:mod:`iosched.sched.options`)
+OPTIONS = {
+    "policy": f"one of {', '.join(POLICIES)} (default easy)",
+}
+
+#: the option names (kept for callers of the former tuple)
+KNOWN_OPTIONS = tuple(OPTIONS)
 
 
 class Baseline(PybatsimScheduler):
@@ -61,8 +67,10 @@ class Baseline(PybatsimScheduler):
     :param options: pybatsim options dict; ``options["policy"]`` is one of
         :data:`POLICIES` (default ``"easy"``).
     :raises InputError: on an unknown policy (message names the option and
-        the accepted values).
+        the accepted values) or an option not in :data:`OPTIONS`.
     """
+
+    OPTIONS = OPTIONS
 
     def make_core(self, options: dict) -> Scheduler:
         policy = options.get("policy", "easy")
@@ -72,8 +80,4 @@ class Baseline(PybatsimScheduler):
                 f"expected one of: {', '.join(POLICIES)}")
         self.policy = policy
         make, order = POLICIES[policy]
-        core = Scheduler(make(), FirstFit(), order, name=type(self).__name__)
-        unknown = sorted(set(options) - set(KNOWN_OPTIONS))
-        if unknown:
-            core.logger.warning("schedulers/baseline.py: ignoring unknown options %s", unknown)
-        return core
+        return Scheduler(make(), FirstFit(), order, name=type(self).__name__)

@@ -4,19 +4,41 @@ Launch: ``pybatsim schedulers/burstbuffer.py -o '{"policy": "sjf-bb"}'`` with
 the engine run with ``--enable-dynamic-jobs`` (embedded engine or real Batsim
 4.2.x; do *not* pass ``--acknowledge-dynamic-jobs``).
 
-Options (pybatsim ``-o`` JSON):
+Options (pybatsim ``-o`` JSON). Defaults follow the paper's artifact
+(jankopanski/Burst-Buffer-Scheduling, final version); the values iosched
+used before issue 13 stay available where they are defensible modelling
+choices (docs/burst-buffers.md, "Artifact semantics and options"):
 
 * ``policy`` -- ``fcfs`` (no backfilling), ``fcfs-easy`` (EASY, reservation
   of compute nodes only), ``filler`` (start whatever fits, no reservation),
-  ``fcfs-bb`` / ``sjf-bb`` (EASY with a simultaneous node + burst-buffer
-  reservation, FCFS or SJF order), ``plan-1``, ``plan-2``, ``plan-3``
-  (plan-based with simulated annealing, alpha = 1, 2, 3). Aliases with the
-  prefix ``bb-`` are accepted (``bb-fcfs``...).
-* ``seed`` (int, default 0), ``alpha`` (float, overrides the plan's alpha),
-  ``iterations`` (SA evaluations, default 200), ``chi0`` (0.8), ``cooling``
-  (0.9) -- plan-based only;
+  ``fcfs-bb`` (EASY with a simultaneous node + burst-buffer reservation),
+  ``sjf-bb`` (the same, with the backfill candidates sorted by walltime:
+  jobs start in FCFS order while they fit and the reservation goes to the
+  first FCFS job that does not -- paper Algorithm 1, artifact
+  ``alloc_only.py``), ``sjf-bb-head`` (iosched before issue 13: the whole
+  queue sorted by walltime, so the reservation goes to the shortest waiting
+  job that does not fit), ``plan-1``, ``plan-2``, ``plan-3`` (plan-based
+  with simulated annealing, alpha = 1, 2, 3). Aliases with the prefix
+  ``bb-`` are accepted (``bb-fcfs``...);
+* plan-based only: ``search`` (``"artifact"``, default, or ``"iosched"``:
+  :mod:`iosched.bb.plan`), ``reservation_depth`` (int, default 1 as the
+  artifact's 1,000-job setup; its 16-part setup uses 0): the first jobs of
+  the queue that are placed in FCFS order before the others are ordered,
+  ``seed`` (int, default 0: the simulation's random generator),
+  ``time_limit`` (s of wall clock per search, default 0 = none; the
+  artifact: 20), ``alpha`` (float, overrides the policy's), and for
+  ``search: "iosched"``: ``iterations`` (200), ``chi0`` (0.8), ``cooling``
+  (0.9);
 * ``bb_capacity`` -- bytes per burst-buffer node (default
-  :data:`DEFAULT_BB_CAPACITY`); ``pfs`` -- host name of the PFS (``"pfs"``);
+  :data:`DEFAULT_BB_CAPACITY`, 40 GB; 39.37e9 is the paper's computed
+  value); ``pfs`` -- host name of the PFS (``"pfs"``);
+* ``nodes`` -- compute-node choice, ``"first"`` (default) or
+  ``"consecutive"``; ``storage`` -- burst-buffer node choice within a
+  proximity tier, ``"first"`` (default) or ``"most-free"``
+  (:mod:`iosched.bb.placement`);
+* ``encoding`` -- ``"phases"`` (default: one dynamic job per phase, runs on
+  the real Batsim 4.2.1) or ``"composed"`` (one dynamic job with a composed
+  profile: embedded engine only) (:mod:`iosched.bb.model`);
 * ``stats`` -- path of a JSON file written at the end of the simulation with
   one record per plan-based scheduling pass (``time``, ``queue`` length,
   ``skipped``, ``evaluations``, ``placements``, wall-clock ``seconds`` of the
@@ -36,9 +58,10 @@ Each policy is order x policy x placer on the shared core
 :class:`~iosched.bb.placement.BurstBufferPlacer`; ``fcfs-easy`` reserves the
 head job's nodes with :class:`~iosched.bb.placement.NodesOnlyPlacer`; the
 plan-based policies list-schedule (:mod:`iosched.sched.listschedule`) the
-order found by :func:`iosched.bb.plan.best_order`. This file keeps the
-options and the Batsim side: each started job runs as one dynamic job
-(:func:`iosched.bb.model.build_run`).
+order found by :func:`iosched.bb.plan.artifact_order` (or
+:func:`~iosched.bb.plan.best_order`). This file keeps the options and the
+Batsim side: each started job runs as one dynamic job per phase
+(:func:`iosched.bb.model.phase_jobs`).
 
 Sources: paper Sections 3-4; artifact ``burstbuffer/alloc_only.py``,
 ``io_aware.py``, ``scheduler_options.json``.
@@ -48,12 +71,16 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import time
 
 from procset import ProcSet
 
+from dataclasses import dataclass
+
+from iosched.batsim.jobs import COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED, NO_WALLTIME
 from iosched.bb import model, plan
-from iosched.bb.placement import BurstBufferPlacer, NodesOnlyPlacer
+from iosched.bb.placement import NODE_CHOICES, STORAGE_CHOICES, BurstBufferPlacer, NodesOnlyPlacer
 from iosched.checks import option_number
 from iosched.errors import InputError
 from iosched.sched.adapter import PybatsimScheduler, state_name
@@ -62,15 +89,62 @@ from iosched.sched.listschedule import ListSchedule, waiting_cost
 from iosched.sched.orders import fcfs, sjf
 from iosched.sched.policies import Easy, Fcfs, Filler
 
-__all__ = ["Burstbuffer", "POLICIES", "DEFAULT_BB_CAPACITY"]
+__all__ = ["Burstbuffer", "POLICIES", "ENCODINGS", "DEFAULT_BB_CAPACITY", "OPTIONS"]
 
-#: Burst-buffer capacity per storage node (bytes): the expected request of a
-#: fully busy machine divided over the 12 burst-buffer nodes, see
-#: :func:`iosched.bb.workload.expected_capacity_per_storage`
-#: (39.37 GB; the artifact rounds it to 40 GB).
-DEFAULT_BB_CAPACITY = 39.37e9
+#: The options the scheduler reads (``iosched.sched.options``): name -> meaning.
+OPTIONS = {
+    "policy": "fcfs, fcfs-easy, filler, fcfs-bb, sjf-bb, sjf-bb-head, plan-1, plan-2, plan-3",
+    "seed": "seed of the plan search's random generator (int)",
+    "alpha": "exponent of the plan score (overrides plan-k's k)",
+    "search": "plan search: artifact (default) or iosched",
+    "reservation_depth": "plan-k: jobs placed in FCFS order before the search (int, default 1)",
+    "time_limit": "plan-k: wall-clock limit of a search in s (0 = none)",
+    "iterations": "search iosched: evaluations per search (200)",
+    "chi0": "search iosched: initial acceptance probability (0.8)",
+    "cooling": "search iosched: cooling factor (0.9)",
+    "bb_capacity": "bytes per burst-buffer node (default 40e9)",
+    "pfs": "host name of the PFS (pfs)",
+    "nodes": "compute-node choice: first (default) or consecutive",
+    "storage": "burst-buffer node choice in a tier: first (default) or most-free",
+    "encoding": "phases (default, real Batsim) or composed (embedded engine only)",
+    "stats": "path of a JSON file of per-pass plan statistics (benchmarks)",
+    "period": "call the scheduler every period s while jobs wait",
+}
 
-POLICIES = ("fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "plan-1", "plan-2", "plan-3")
+#: Job encodings (option ``encoding``): one dynamic job per phase (runs on
+#: the real Batsim 4.2.1), or one job with a composed profile (embedded
+#: engine only: the real Batsim 4.2.1 crashes on composed dynamic profiles).
+ENCODINGS = ("phases", "composed")
+
+INF = float("inf")
+
+
+@dataclass
+class _Run:
+    """The run of one started workload job: hosts ``alloc`` (ProcSet) and
+    their number ``res``, ``walltime`` (s or -1), ``phases`` (see
+    :func:`iosched.bb.model.phase_jobs`; empty for the composed encoding),
+    index ``next`` of the next phase, ``deadline`` (s: start + walltime)."""
+
+    alloc: ProcSet
+    res: int
+    walltime: float
+    phases: list
+    next: int
+    deadline: float
+
+
+#: Burst-buffer capacity per storage node (bytes): the artifact's 40 GB
+#: (``platforms/dragonfly96.yaml``). The paper's reasoning gives 39.37 GB
+#: (:func:`iosched.bb.workload.expected_capacity_per_storage`), which the
+#: artifact rounds; ``{"bb_capacity": 39.37e9}`` selects it.
+DEFAULT_BB_CAPACITY = 40e9
+
+#: The paper's policies, plus ``sjf-bb-head`` (iosched before issue 13: the
+#: whole queue sorted by walltime, so the reservation goes to the shortest
+#: waiting job that does not fit).
+POLICIES = ("fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "sjf-bb-head", "plan-1",
+            "plan-2", "plan-3")
 
 
 def read_bb_job(batsim_job) -> tuple:
@@ -95,6 +169,8 @@ class Burstbuffer(PybatsimScheduler):
     :raises InputError: unknown policy or bad option.
     """
 
+    OPTIONS = OPTIONS
+
     def make_core(self, options: dict) -> Scheduler:
         opts = options
         pol = str(opts.get("policy", "fcfs-bb"))
@@ -106,6 +182,13 @@ class Burstbuffer(PybatsimScheduler):
         self.seed = option_number(opts, "seed", 0, integer=True, minimum=0)
         self.alpha = option_number(opts, "alpha", int(pol[-1]) if pol.startswith("plan-") else 1,
                                    minimum=0, exclusive_minimum=True)
+        self.search = str(opts.get("search", plan.SEARCHES[0]))
+        if self.search not in plan.SEARCHES:
+            raise InputError(f"search={self.search!r} is unknown; expected one of "
+                             f"{', '.join(plan.SEARCHES)}")
+        self.depth = option_number(opts, "reservation_depth", 1, integer=True, minimum=0)
+        self.time_limit = option_number(opts, "time_limit", 0, minimum=0)
+        self.rng = random.Random(self.seed)
         self.iterations = option_number(opts, "iterations", 200, integer=True, minimum=0)
         self.chi0 = option_number(opts, "chi0", 0.8, minimum=0, maximum=1, exclusive_minimum=True)
         self.cooling = option_number(opts, "cooling", 0.9, minimum=0, maximum=1,
@@ -114,8 +197,14 @@ class Burstbuffer(PybatsimScheduler):
                                       exclusive_minimum=True)
         self.period = option_number(opts, "period", 0, minimum=0) if opts.get("period") else 0.0
         self.stats_path = opts.get("stats")
-        self.placer = BurstBufferPlacer(self.capacity, str(opts.get("pfs", "pfs")))
-        self.by_run: dict = {}        # run id -> static id
+        self.placer = BurstBufferPlacer(self.capacity, str(opts.get("pfs", "pfs")),
+                                        nodes=str(opts.get("nodes", NODE_CHOICES[0])),
+                                        storage=str(opts.get("storage", STORAGE_CHOICES[0])))
+        self.encoding = str(opts.get("encoding", "phases"))
+        if self.encoding not in ENCODINGS:
+            raise InputError(f"encoding={self.encoding!r} is unknown; expected one of {', '.join(ENCODINGS)}")
+        self.by_run: dict = {}        # dynamic job id -> static id
+        self.runs: dict = {}          # static id -> _Run
         self.started: list = []
         self.completed: dict = {}
         self.searches: list = []
@@ -126,9 +215,10 @@ class Burstbuffer(PybatsimScheduler):
             "fcfs-easy": Easy(reserve_with=NodesOnlyPlacer(self.placer)),
             "filler": Filler(),
             "fcfs-bb": Easy(),
-            "sjf-bb": Easy(),
+            "sjf-bb": Easy(backfill_order=sjf),
+            "sjf-bb-head": Easy(),
         }.get(pol) or ListSchedule(self._plan_order, waiting_cost(self.alpha))
-        return Scheduler(policy, self.placer, sjf if pol == "sjf-bb" else fcfs,
+        return Scheduler(policy, self.placer, sjf if pol == "sjf-bb-head" else fcfs,
                          read_job=read_bb_job, name="Burstbuffer")
 
     @property
@@ -143,25 +233,61 @@ class Burstbuffer(PybatsimScheduler):
         return batsim_job.workload != model.DYN_WORKLOAD
 
     def completed_id(self, batsim_job):
-        """The workload job a dynamic run job ran (None for other jobs)."""
+        """The workload job whose run ended with this dynamic job, or None.
+
+        A phase that completed successfully while phases remain starts the
+        next phase (at the same simulated time) and returns None: the
+        workload job still holds its resources. Otherwise (last phase, a
+        phase killed at the walltime or failed, or the single ``composed``
+        run) the workload job ends. Jobs that are not ours return None.
+        """
         sid = self.by_run.pop(batsim_job.id, None)
-        if sid is not None:
-            self.completed[sid] = state_name(batsim_job)
+        if sid is None:
+            return None
+        state = state_name(batsim_job)
+        run = self.runs[sid]
+        if state == COMPLETED_SUCCESSFULLY and run.next < len(run.phases):
+            if run.walltime == NO_WALLTIME or run.deadline > self.bs.time():
+                self._execute_phase(sid, run)
+                return None
+            state = COMPLETED_WALLTIME_REACHED   # the walltime ends with this phase
+        del self.runs[sid]
+        self.completed[sid] = state
         return sid
 
     def launch(self, running) -> None:
-        """Register the job's run (profiles + one dynamic job), execute it on
-        the job's nodes, burst-buffer nodes and the PFS, and reject the
-        workload job (its run replaces it)."""
+        """Reject the workload job (its run replaces it) and run it on the
+        job's nodes, burst-buffer nodes and the PFS: one dynamic job per
+        phase (default) or one job with a composed profile (option
+        ``encoding``, embedded-only); :mod:`iosched.bb.model`."""
         job, alloc = running.job, running.allocation
         run = model.build_run(job.id, job.request, list(alloc.resources), alloc.data, self.placer.pfs)
-        self.bs.register_profiles(model.DYN_WORKLOAD, run.profiles)
-        rjob = self.bs.register_job(run.job_id, run.res, run.walltime, run.profile)
+        self.bs.reject_jobs([job.batsim])
+        if self.encoding == "composed":
+            self.bs.register_profiles(model.DYN_WORKLOAD, run.profiles)
+            rjob = self.bs.register_job(run.job_id, run.res, run.walltime, run.profile)
+            rjob.allocation = run.alloc
+            self.bs.execute_job(rjob)
+            self.by_run[run.job_id] = job.id
+            self.runs[job.id] = _Run(run.alloc, run.res, run.walltime, [], 0, running.start)
+        else:
+            state = _Run(run.alloc, run.res, run.walltime, model.phase_jobs(job.id, run), 0,
+                         running.start + run.walltime if run.walltime != NO_WALLTIME else INF)
+            self.runs[job.id] = state
+            self._execute_phase(job.id, state)
+        self.started.append((running.start, job.id, ProcSet(alloc.resources), dict(alloc.data)))
+
+    def _execute_phase(self, static_id: str, run: "_Run") -> None:
+        """Register and execute the next phase of ``run`` (walltime: what is
+        left of the job's)."""
+        jid, pname, profile = run.phases[run.next]
+        run.next += 1
+        self.bs.register_profiles(model.DYN_WORKLOAD, {pname: profile})
+        wt = NO_WALLTIME if run.walltime == NO_WALLTIME else run.deadline - self.bs.time()
+        rjob = self.bs.register_job(jid, run.res, wt, pname)
         rjob.allocation = run.alloc
         self.bs.execute_job(rjob)
-        self.bs.reject_jobs([job.batsim])
-        self.by_run[run.job_id] = job.id
-        self.started.append((running.start, job.id, ProcSet(alloc.resources), dict(alloc.data)))
+        self.by_run[jid] = static_id
 
     def after_pass(self, now: float) -> None:
         """Periodic calls while jobs wait (option ``period``), and the end of
@@ -187,11 +313,59 @@ class Burstbuffer(PybatsimScheduler):
 
     # -------------------------------------------------------- plan-based
     def _plan_order(self, s, lplan, jobs, now):
-        """The order plan-alpha applies: the best found by
+        """The order plan-alpha applies (option ``search``), or None (no
+        search, nothing starts)."""
+        if self.search == "artifact":
+            return self._artifact_plan_order(s, lplan, jobs, now)
+        return self._iosched_plan_order(s, lplan, jobs, now)
+
+    def _artifact_plan_order(self, s, lplan, jobs, now):
+        """The artifact's ``plan_schedule``: the first ``reservation_depth``
+        jobs of the queue (FCFS) are placed first, in queue order (those
+        that fit now start, the others get reservations at their earliest
+        start); the order of the other jobs is searched with
+        :func:`iosched.bb.plan.artifact_order` over the plan left by those
+        reservations, unless there is at most one of them or none of them
+        fits now (then the prefix alone is applied)."""
+        t0 = time.perf_counter()
+        queue = sorted(jobs, key=lambda j: j.seq)
+        prefix, rest = queue[:self.depth], queue[self.depth:]
+        rec = {"time": now, "queue": len(queue)}
+        if len(rest) <= 1:
+            rec.update(skipped=True, evaluations=0, seconds=time.perf_counter() - t0)
+            self.searches.append(rec)
+            return prefix + rest
+        base = lplan.evaluate(prefix)
+        fits = False
+        for j in rest:
+            lplan.evaluate(prefix + [j])
+            if lplan.out[-1][2] is not None and lplan.out[-1][1] <= now:
+                fits = True
+                break
+        if not fits:
+            rec.update(skipped=True, evaluations=0, seconds=time.perf_counter() - t0)
+            self.searches.append(rec)
+            return prefix
+        def until(o, stop):
+            c, complete = lplan.evaluate_until(prefix + o, lambda p: stop(p - base))
+            return c - base, complete
+
+        res = plan.artifact_order(rest, lambda o: lplan.evaluate(prefix + o) - base, self.rng,
+                                  time_limit=self.time_limit or None, cost_until=until)
+        order = prefix + res.order
+        lplan.evaluate(order)  # leaves the plan of the chosen order on the timeline
+        rec.update(skipped=False, cost=res.cost, evaluations=res.evaluations,
+                   exhaustive=res.exhaustive, annealed=res.annealed, t0=res.t0,
+                   placements=lplan.placements, order=[j.id for j in order],
+                   seconds=time.perf_counter() - t0)
+        self.searches.append(rec)
+        return order
+
+    def _iosched_plan_order(self, s, lplan, jobs, now):
+        """iosched's search before issue 13: the best order found by
         :func:`iosched.bb.plan.best_order`, or None (no search) when no job
         fits now -- planning only takes capacity away, so no plan could
-        start a job now (artifact ``plan_schedule``, "Check if any jobs could
-        be started"); the decisions are those of a full search."""
+        start a job now; the decisions are those of a full search."""
         t0 = time.perf_counter()
         queue = sorted(jobs, key=lambda j: j.seq)
         rec = {"time": now, "queue": len(queue)}

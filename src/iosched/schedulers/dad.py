@@ -50,10 +50,21 @@ from iosched.sched.adapter import PybatsimScheduler
 from iosched.sched.core import Scheduler
 from iosched.sched.orders import fcfs
 
-__all__ = ["Dad", "POLICIES", "KNOWN_OPTIONS"]
+__all__ = ["Dad", "POLICIES", "OPTIONS"]
 
 POLICIES = ("torque-fifo", "dad", "ds")
-KNOWN_OPTIONS = ("policy", "beta", "delay", "lshold", "interleave", "cycle", "stats")
+
+#: options this scheduler understands (name -> description), checked before
+#: the scheduler starts (:mod:`iosched.sched.options`)
+OPTIONS = {
+    "policy": f"one of {', '.join(POLICIES)} (default dad)",
+    "beta": "weight of fileLocality in the Score, in [0, 1] (default 0.8)",
+    "delay": "wLimit: most scheduling passes a task is delayed, int >= 0 (default 2)",
+    "lshold": "lShold: a free node with a lower Score is local (default 0.5)",
+    "interleave": "scheduling by queue with interleaving, bool (default true)",
+    "cycle": "s after which a pass is requested while a task is delayed (default 600)",
+    "stats": "path of a JSON file of every dispatch decision (benchmarks)",
+}
 
 
 def read_dad_job(batsim_job) -> tuple:
@@ -70,14 +81,13 @@ def read_dad_job(batsim_job) -> tuple:
 class Dad(PybatsimScheduler):
     """pybatsim scheduler for ``torque-fifo``, ``dad`` and ``ds`` (module doc).
 
-    :raises InputError: unknown policy, bad or unknown option.
+    :raises InputError: unknown policy, bad option value, or an option not
+        in :data:`OPTIONS`.
     """
 
+    OPTIONS = OPTIONS
+
     def make_core(self, options: dict) -> Scheduler:
-        unknown = sorted(set(options) - set(KNOWN_OPTIONS))
-        if unknown:
-            raise InputError(f"schedulers/dad.py: unknown option(s) {', '.join(unknown)}; "
-                             f"expected {', '.join(KNOWN_OPTIONS)}")
         pol = str(options.get("policy", "dad"))
         if pol not in POLICIES:
             raise InputError(f"schedulers/dad.py: option policy={pol!r} is unknown; "

@@ -49,11 +49,18 @@ def workload_command():
     help="delay profiles, or parallel_homogeneous (cpu = run time x speed)",
 )
 @click.option("--speed", type=float, default=1e9, show_default=True, help="host speed in flop/s (parallel_homogeneous)")
-def swf2json(paths, nb_res, first, start, end, profile_type, speed):
+@click.option("--walltime-factor", type=float, default=None,
+              help="walltime = max(requested time, FACTOR x run time), as Batsim's "
+                   "swf_to_batsim_workload_delay.py -jwf (2 there) [default: max(requested, run time)]")
+@click.option("--use-allocated", is_flag=True,
+              help="res = allocated processors, as Batsim's converter [default: requested processors]")
+def swf2json(paths, nb_res, first, start, end, profile_type, speed, walltime_factor, use_allocated):
     """Convert SWF (default: the shared KTH-SP2 trace) to a Batsim workload OUT.json.
 
     Jobs that cannot run on NB_RES resources or have no run time are dropped;
-    the counts per reason are printed.
+    the counts per reason are printed. SWF may be gzip-compressed (.swf.gz).
+    --use-allocated --walltime-factor 2 gives the res and walltime of Batsim's
+    tools/swf_to_batsim_workload_delay.py.
     """
     if len(paths) == 1:
         swf, out = _default_swf(), paths[0]
@@ -63,7 +70,8 @@ def swf2json(paths, nb_res, first, start, end, profile_type, speed):
         raise click.ClickException(f"swf2json: expected [SWF] OUT.json, got {len(paths)} arguments")
     try:
         workload, report = swf_to_batsim(
-            swf, nb_res=nb_res, first=first, start=start, end=end, profile_type=profile_type, speed=speed
+            swf, nb_res=nb_res, first=first, start=start, end=end, profile_type=profile_type, speed=speed,
+            walltime_factor=walltime_factor, use_allocated=use_allocated,
         )
     except InputError as exc:
         raise click.ClickException(str(exc)) from None
@@ -78,20 +86,30 @@ def swf2json(paths, nb_res, first, start, end, profile_type, speed):
     )
     click.echo(report.summary())
     if report.walltime_raised:
-        click.echo(f"note: {report.walltime_raised} jobs ran longer than requested: walltime set to their run time")
+        if walltime_factor is None:
+            click.echo(f"note: {report.walltime_raised} jobs ran longer than requested: walltime set to their run time")
+        else:
+            click.echo(f"note: {report.walltime_raised} jobs: walltime set to {walltime_factor:g} x run time "
+                       "(above their requested time)")
     if report.without_walltime:
-        click.echo(f"note: {report.without_walltime} jobs have no requested time: no walltime")
+        click.echo(f"note: {report.without_walltime} jobs have no requested time: "
+                   + ("no walltime" if walltime_factor is None else f"walltime {walltime_factor:g} x run time"))
 
 
 @workload_command.command(name="bb", cls=OneLineErrorCommand)
 @click.argument("paths", nargs=-1, metavar="[SWF] OUT")
 @click.option("--seed", type=int, default=1, show_default=True, help="random seed of the burst-buffer draws")
 @click.option("--first", type=click.IntRange(min=1), default=None, help="keep only the first N jobs")
-@click.option("--parts", type=click.IntRange(min=1), default=None,
-              help="cut into this many consecutive parts (the paper: 16); OUT is then a folder")
+@click.option("--parts", default=None, metavar="artifact|N",
+              help="cut into parts; OUT is then a folder: 'artifact' = the artifact's 16 parts "
+                   "(by SWF job numbers), N = N consecutive parts of --part-days days")
 @click.option("--part-days", type=click.FloatRange(min=0, min_open=True), default=21.0, show_default=True,
-              help="length of a part in days")
-def bb_workload(paths, seed, first, parts, part_days):
+              help="length of a part in days (with --parts N)")
+@click.option("--cap", type=click.Choice(["artifact", "total"]), default="artifact", show_default=True,
+              help="burst-buffer cap rule (docs/burst-buffers.md)")
+@click.option("--bandwidth", type=click.FloatRange(min=0, min_open=True), default=1250.0,
+              show_default=True, help="I/O bandwidth of the compute-time correction, MB/s")
+def bb_workload(paths, seed, first, parts, part_days, cap, bandwidth):
     """Burst-buffer workload (Kopanski & Rzadca, Euro-Par 2021) of an SWF log
     (default: the shared KTH-SP2 trace) for platforms/dragonfly96.xml.
 
@@ -107,9 +125,17 @@ def bb_workload(paths, seed, first, parts, part_days):
         swf, out = paths[0], Path(paths[1])
     else:
         raise click.ClickException(f"bb: expected [SWF] OUT, got {len(paths)} arguments")
+    if parts is not None and parts != "artifact":
+        try:
+            parts = int(parts)
+        except ValueError:
+            raise click.ClickException(f"--parts: expected 'artifact' or a positive integer, "
+                                       f"got {parts!r}") from None
+        if parts < 1:
+            raise click.ClickException(f"--parts: expected 'artifact' or a positive integer, got {parts}")
     try:
         res = W.campaign_workload(seed=seed, swf=Path(swf), first=first, parts=parts,
-                                  part_days=part_days)
+                                  part_days=part_days, cap=cap, bandwidth_mbps=bandwidth)
         if parts is None:
             W.write_workload(res, out)
             click.echo(f"wrote {out}: {len(res['jobs'])} jobs (seed {seed}, {res.get('dropped', 0)} dropped)")
@@ -119,7 +145,7 @@ def bb_workload(paths, seed, first, parts, part_days):
         for k, p in enumerate(pieces):
             W.write_workload(p, out / f"part-{k:02d}.json")
         click.echo(f"wrote {out}/part-00.json .. part-{len(pieces) - 1:02d}.json: "
-                   f"{sum(len(p['jobs']) for p in pieces)} jobs in {len(pieces)} parts of {part_days:g} days "
+                   f"{sum(len(p['jobs']) for p in pieces)} jobs in {len(pieces)} parts "
                    f"(seed {seed})")
     except InputError as exc:
         raise click.ClickException(str(exc)) from None

@@ -11,12 +11,22 @@ input ``kth1000_delay.json``, made from the first 1000 KTH-SP2 jobs):
 * ``subtime`` [s]: SWF submit time minus the submit time of the first kept
   job (so the first kept job is submitted at 0.0);
 * ``res``: requested processors, or allocated processors when the request is
-  missing (-1) or 0;
+  missing (-1) or 0; with ``use_allocated=True``, the allocated processors
+  only, as Batsim's ``tools/swf_to_batsim_workload_delay.py`` does (its
+  ``ALLOCATED_PROCESSOR_COUNT``; jobs without one are dropped as
+  ``no_resources``);
 * ``walltime`` [s]: ``max(requested time, run time)``, as in the golden
   file (its 9 jobs that ran longer than requested get their run time as
   walltime; real Batsim 4.2.1 then reports them COMPLETED_WALLTIME_REACHED
   at their normal finish time, see golden run g6); omitted (no limit in
-  Batsim) when the SWF has no requested time.  The report counts both cases;
+  Batsim) when the SWF has no requested time.  The report counts both cases.
+  With ``walltime_factor=f``: ``max(requested time, f x run time)``, and
+  ``f x run time`` without requested time -- Batsim's converter rule
+  (``-jwf``, default 2 there). ``use_allocated=True, walltime_factor=2``
+  reproduces that converter's ``res`` and ``walltime``; the other
+  differences remain: it renumbers jobs from 0, keeps submit times
+  unshifted (``max(0, submit)``), keeps run-time-0 jobs, and rounds each
+  delay up to ``floor(run time) + 1`` s (its ``--jobGrain`` 1);
 * ``profile``: ``delay_<run time>`` (``{"type": "delay", "delay": run
   time}``), shared by the jobs of equal run time, or with
   ``profile_type="parallel_homogeneous"``, ``parallel_homogeneous_<run
@@ -163,6 +173,8 @@ def swf_to_batsim(
     end=None,
     profile_type="delay",
     speed=1e9,
+    walltime_factor=None,
+    use_allocated=False,
 ):
     """Convert an SWF log to a Batsim workload dict; return ``(workload, report)``.
 
@@ -179,7 +191,12 @@ def swf_to_batsim(
       submit < end``; ``None`` for unbounded;
     * ``profile_type``: ``"delay"`` or ``"parallel_homogeneous"``;
     * ``speed``: host speed [flop/s] used for ``parallel_homogeneous``
-      profiles (``cpu = run time x speed``); default 1e9 (1 Gflop/s).
+      profiles (``cpu = run time x speed``); default 1e9 (1 Gflop/s);
+    * ``walltime_factor``: None (walltime = ``max(requested, run time)``) or
+      a number >= 1: walltime = ``max(requested, factor x run time)``, as
+      Batsim's ``swf_to_batsim_workload_delay.py -jwf`` (module docstring);
+    * ``use_allocated``: take ``res`` from the allocated processors only
+      (Batsim's converter) instead of the requested ones.
 
     Returns ``(workload, report)``: ``workload`` is a dict with ``nb_res``
     (int), ``jobs`` (list of job dicts, ordered by submit time then job
@@ -201,6 +218,11 @@ def swf_to_batsim(
         raise InputError(f"swf2json: profile type {profile_type!r} is not one of {', '.join(PROFILE_TYPES)}")
     if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not math.isfinite(speed) or speed <= 0:
         raise InputError(f"swf2json: speed must be a positive number of flop/s, got {speed!r}")
+    if walltime_factor is not None and (
+        isinstance(walltime_factor, bool) or not isinstance(walltime_factor, (int, float))
+        or not math.isfinite(walltime_factor) or walltime_factor < 1
+    ):
+        raise InputError(f"swf2json: walltime factor must be a finite number >= 1, got {walltime_factor!r}")
     nb_res = _default_nb_res(log.header, source) if nb_res is None else _positive_int(nb_res, "nb_res")
     if first is not None:
         _positive_int(first, "first")
@@ -235,7 +257,10 @@ def swf_to_batsim(
         run_time = rec["run_time"]
         number = rec["job_number"]
         req, alloc = rec["requested_processors"], rec["allocated_processors"]
-        res = req if (not _missing(req) and req > 0) else alloc
+        if use_allocated:
+            res = alloc
+        else:
+            res = req if (not _missing(req) and req > 0) else alloc
         if _missing(run_time) or run_time <= 0:
             reason = "no_run_time"
         elif _missing(res) or res <= 0:
@@ -280,7 +305,16 @@ def swf_to_batsim(
             "swf_id": int(rec["job_number"]),
         }
         walltime = rec["requested_time"]
-        if _missing(walltime) or walltime <= 0:
+        if walltime_factor is not None:
+            scaled = float(walltime_factor) * run_time
+            if _missing(walltime) or walltime <= 0:
+                without_walltime += 1
+                job["walltime"] = scaled
+            else:
+                if scaled > walltime:
+                    raised += 1
+                job["walltime"] = float(max(walltime, scaled))
+        elif _missing(walltime) or walltime <= 0:
             without_walltime += 1
         else:
             if run_time > walltime:

@@ -28,9 +28,11 @@ line number and the field.
 
 from __future__ import annotations
 
+import gzip
 import math
 import os
 import re
+import zlib
 from typing import NamedTuple
 
 import numpy as np
@@ -39,6 +41,9 @@ import pandas as pd
 from iosched.errors import InputError
 
 __all__ = ["SWF_FIELDS", "SWF_FLOAT_FIELDS", "SwfLog", "read_swf"]
+
+#: First bytes of a gzip stream (RFC 1952).
+_GZIP_MAGIC = b"\x1f\x8b"
 
 #: The 18 SWF fields, in file order, as DataFrame column names (units in
 #: brackets): job number; submit time [s, from the log's start]; wait time
@@ -125,7 +130,9 @@ def read_swf(path) -> SwfLog:
 
     ``path``: a ``str`` or path-like naming an SWF text file (ASCII/UTF-8),
     e.g. the Parallel Workloads Archive's cleaned
-    ``KTH-SP2-1996-2.1-cln.swf``.
+    ``KTH-SP2-1996-2.1-cln.swf``, or that file gzip-compressed as the archive
+    distributes it (``KTH-SP2-1996-2.1-cln.swf.gz``; recognised by its gzip
+    magic bytes, whatever its name).
 
     Returns ``SwfLog(jobs, header)``: ``jobs`` is a DataFrame of shape
     (number of job lines, 18) with the columns of :data:`SWF_FIELDS` (float64
@@ -135,7 +142,7 @@ def read_swf(path) -> SwfLog:
     file always gives equal results.
 
     Raises :class:`iosched.errors.InputError` (one line: ``<file>:<line>:
-    field <name>: ...``) if the file cannot be read or decoded, if a job line
+    field <name>: ...``) if the file cannot be read, decompressed or decoded, if a job line
     does not have exactly 18 fields, or if a field is non-numeric, not
     finite, negative other than -1, or non-integral where an integer is
     required.
@@ -143,9 +150,15 @@ def read_swf(path) -> SwfLog:
     name = os.fspath(path)
     try:
         with open(name, "rb") as fh:
-            raw_lines = fh.read().splitlines()
+            raw = fh.read()
     except OSError as exc:
         raise InputError(f"{name}: cannot read SWF file: {exc.strerror or exc}") from None
+    if raw[:2] == _GZIP_MAGIC:
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"{name}: cannot decompress the gzip SWF file: {exc}") from None
+    raw_lines = raw.splitlines()
 
     integral = [f not in SWF_FLOAT_FIELDS for f in SWF_FIELDS]
     columns = [[] for _ in SWF_FIELDS]

@@ -1,0 +1,122 @@
+"""Benchmark of the list vs pack family (``python -m iosched.bench.listpack``).
+
+* one M-BN workload at alpha 0.6 (seed 1, ``--n-jobs`` jobs, default 100)
+  with each of the eight schedulers in the exclusive model, and io-list /
+  io-pack-max in the shared model: wall time (s, median of ``--repeat``
+  runs), engine and scheduler shares (Batsim's ``scheduling_time``), phase
+  jobs, makespan;
+* growth: io-list (exclusive) on M-BN alpha 0.6 with 25, 50, 100, 200 jobs
+  (phase jobs grow as ``2 sum n_i``, about 110 per job), and on U-BN alpha
+  0.4 with 50 jobs on the 2048-node Uniform machine (2048 Batsim resources
+  instead of 96);
+* the sweeps' wall times given with ``--sweep`` (measured by the caller
+  around ``iosched campaign``).
+
+Writes ``results/bench/listpack.json``. Speed targets belong here, never in
+the tests.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import click
+
+from iosched.bench.common import calibrate, cpu_times, steal_share, write_result
+from iosched.listpack.metrics import read_phases
+from iosched.listpack.workload import generate, write_workload
+from iosched.platforms import cluster_xml
+from iosched.run.simulation import run_simulation
+from iosched.sched.registry import REPO_ROOT
+
+__all__ = ["platform_text", "bench_run", "main"]
+
+SCHEDULERS = ("io-list", "io-list-bf", "io-pack-random", "io-pack-max", "io-pack-char",
+              "io-pack-random-bf", "io-pack-max-bf", "io-pack-char-bf")
+
+
+def platform_text(nb_nodes: int) -> str:
+    """The campaign platform: ``nb_nodes`` resources, node links 2.4 TB/s,
+    PFS link 240 GB/s, 1 us latencies (SimGrid's TCP window would cap a flow
+    at ``gamma / (2 latency)`` otherwise)."""
+    return cluster_xml(nb_nodes, bw="2.4TBps", lat="1us", bb_bw="2.4TBps", bb_lat="1us",
+                       pfs={"bw": "240GBps", "lat": "1us"})
+
+
+def bench_run(platform, workload, policy: str, out: Path, io_model: str = "exclusive") -> dict:
+    """One timed run; ``{"wall_s", "scheduler_s", "engine_s", "phases", "makespan_s"}``."""
+    t0 = time.perf_counter()
+    run_simulation(platform, workload, str(REPO_ROOT / "schedulers" / "listpack.py"), out,
+                   options={"policy": policy, "io_model": io_model, "seed": 1}, timeout=3600)
+    wall = time.perf_counter() - t0
+    with open(out / "out_schedule.csv") as f:
+        header, values = f.read().splitlines()[:2]
+    sched = dict(zip(header.split(","), values.split(",")))
+    waited = float(sched["scheduling_time"])
+    return {"wall_s": round(wall, 2), "scheduler_s": round(waited, 2),
+            "engine_s": round(wall - waited, 2), "phases": int(len(read_phases(out / "out_jobs.csv"))),
+            "makespan_s": float(sched["makespan"])}
+
+
+def _median(platform, workload, policy, base: Path, repeat: int, io_model="exclusive") -> dict:
+    runs = [bench_run(platform, workload, policy, base / f"{policy}-{io_model}-{k}", io_model)
+            for k in range(repeat)]
+    res = dict(runs[0])
+    res["wall_s"] = statistics.median(r["wall_s"] for r in runs)
+    res["wall_s_all"] = [r["wall_s"] for r in runs]
+    return res
+
+
+@click.command()
+@click.option("--n-jobs", default=100, show_default=True, help="jobs of the M-BN workload")
+@click.option("--repeat", default=3, show_default=True, help="runs per scheduler (median)")
+@click.option("--sweep", "sweeps", multiple=True,
+              help="NAME=SECONDS:RUNS:HOW, a sweep's wall time measured around iosched campaign (repeatable)")
+@click.option("--output", default=str(REPO_ROOT / "results" / "bench" / "listpack.json"), show_default=True)
+def bench_command(n_jobs, repeat, sweeps, output):
+    """Benchmark the listpack schedulers (module documentation)."""
+    cal = calibrate()
+    before = cpu_times()
+    res = {"benchmark": "listpack", "calibration": cal, "n_jobs": n_jobs, "repeat": repeat,
+           "workload": "M-BN alpha 0.6 seed 1", "schedulers": {}, "growth": {}}
+    with tempfile.TemporaryDirectory(prefix="lp-bench-") as tmp:
+        base = Path(tmp)
+        mira = base / "mira.xml"
+        mira.write_text(platform_text(96))
+        uni = base / "uni.xml"
+        uni.write_text(platform_text(2048))
+        wl = write_workload(base / "mbn.json", generate("M-BN", 0.6, 1, n_jobs))
+        for pol in SCHEDULERS:
+            res["schedulers"][pol] = _median(mira, wl, pol, base, repeat)
+        for pol in ("io-list", "io-pack-max"):
+            res["schedulers"][f"{pol}-shared"] = _median(mira, wl, pol, base, repeat, "shared")
+        for n in (25, 50, 100, 200):
+            w = write_workload(base / f"g{n}.json", generate("M-BN", 0.6, 1, n))
+            (base / f"g{n}").mkdir()
+            res["growth"][f"M-BN n_jobs={n}"] = _median(mira, w, "io-list", base / f"g{n}", 1)
+        w = write_workload(base / "u50.json", generate("U-BN", 0.4, 1, 50))
+        (base / "u50").mkdir()
+        res["growth"]["U-BN n_jobs=50 (2048 resources)"] = _median(uni, w, "io-list", base / "u50", 1)
+    for v in list(res["schedulers"].values()) + list(res["growth"].values()):
+        v["ms_per_phase"] = round(1000 * v["wall_s"] / v["phases"], 3)
+    for item in sweeps:
+        name, _, rest = item.partition("=")
+        secs, runs, how = (rest.split(":", 2) + ["", ""])[:3]
+        res.setdefault("sweep", {})[name] = {"wall_s": float(secs), "runs": int(runs), "workers": 2,
+                                             "how": how}
+    res["steal_share"] = steal_share(before, cpu_times())
+    out = Path(output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_result(res, out)
+
+
+def main(argv=None):
+    """Entry point (click)."""
+    return bench_command.main(args=argv, standalone_mode=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+"""The options a scheduler accepts, declared once in its scheduler file.
+
+A scheduler class (a :class:`~iosched.sched.adapter.PybatsimScheduler`
+subclass in ``iosched/schedulers/<family>.py``) declares the names of the
+pybatsim options (``-o`` JSON keys) it reads in its class attribute
+``OPTIONS``: a dict ``name -> one-line description``. That one declaration
+is checked in three places, so a typo (``{"polcy": "fcfs"}``) fails before
+anything runs instead of being ignored:
+
+* in the scheduler process, when pybatsim builds the scheduler
+  (:meth:`PybatsimScheduler.__init__ <iosched.sched.adapter.PybatsimScheduler>`,
+  also when the file is launched by hand with ``pybatsim FILE -o ...``);
+* in ``iosched run``, before any process starts
+  (:func:`iosched.sched.registry.check_options`);
+* in campaign validation, for each scheduler entry's ``options`` and
+  ``seed_option``.
+
+A class whose ``OPTIONS`` is None (the default) declares nothing and its
+options are not checked.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+
+from iosched.errors import InputError
+
+__all__ = ["check_declared"]
+
+
+def check_declared(options: Mapping, declared: Mapping | None, where: str) -> None:
+    """Refuse option names a scheduler does not declare.
+
+    :param options: the options given (a dict of pybatsim options).
+    :param declared: the scheduler's ``OPTIONS`` (name -> description), or
+        None when it declares nothing (then nothing is checked).
+    :param where: what to name in the message (a scheduler name or file).
+    :raises InputError: one line naming the first unknown option, the
+        closest declared name when one is close, and the accepted names.
+    """
+    if declared is None:
+        return
+    unknown = sorted(str(k) for k in options if k not in declared)
+    if not unknown:
+        return
+    name = unknown[0]
+    close = difflib.get_close_matches(name, list(declared), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    more = f" and {len(unknown) - 1} more" if len(unknown) > 1 else ""
+    accepted = ", ".join(declared) if declared else "none"
+    raise InputError(f"{where}: unknown option {name!r}{more}{hint}; accepted options: {accepted}")

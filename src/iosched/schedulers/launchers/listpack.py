@@ -1,0 +1,6 @@
+"""pybatsim launcher file: the scheduler is
+:class:`iosched.schedulers.listpack.Listpack` (see that module for its options)."""
+
+from iosched.schedulers.listpack import Listpack
+
+__all__ = ["Listpack"]
