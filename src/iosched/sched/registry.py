@@ -60,6 +60,11 @@ SCHEDULERS: dict[str, tuple[str, dict]] = {
     **{name: ("listpack.py", {"policy": name}) for name in (
         "io-list", "io-list-bf", "io-pack-random", "io-pack-max", "io-pack-char",
         "io-pack-random-bf", "io-pack-max-bf", "io-pack-char-bf")},
+    # data-aware dispatch of Li & Tatebe (IEEE Systems Journal 2017) and its
+    # Torque FIFO baseline, on NUSA platforms (see docs/dad.md)
+    "torque-fifo": ("dad.py", {"policy": "torque-fifo"}),
+    "dad": ("dad.py", {"policy": "dad"}),
+    "dad-ds": ("dad.py", {"policy": "ds"}),
 }
 
 

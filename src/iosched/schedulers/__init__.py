@@ -7,7 +7,9 @@ after its file, as pybatsim's launcher expects):
 * :mod:`iosched.schedulers.burstbuffer` -- ``Burstbuffer``: the burst-buffer
   policies of Kopanski & Rzadca (Euro-Par 2021);
 * :mod:`iosched.schedulers.listpack` -- ``Listpack``: I/O-aware list and pack
-  scheduling of Jeannot, Pallez & Vidal (IJHPCA 2023).
+  scheduling of Jeannot, Pallez & Vidal (IJHPCA 2023);
+* :mod:`iosched.schedulers.dad` -- ``Dad``: Torque FIFO, data-aware dispatch
+  and delay scheduling of Li & Tatebe (IEEE Systems Journal 2017).
 
 Launch one by name with ``iosched run -s easy`` (:mod:`iosched.sched.registry`),
 or with pybatsim's launcher on its file in :mod:`iosched.schedulers.launchers`

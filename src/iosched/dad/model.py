@@ -1,0 +1,141 @@
+"""Files, replicas and the data-aware cost of Li & Tatebe (IEEE Systems
+Journal 2017): ``fileLocality`` (equation 1, Algorithm 1 GETFILELOCALITY) and
+``Score`` (equation 2).
+
+A task (a Batsim job) names the files it reads in the extra job field
+``files``, a list of ``{"name": str, "size": bytes, "replicas": [node
+names]}`` (the paper's ``qsub -g file1,file2,...`` plus what the scheduler
+asks the Gfarm metadata server: file size and replica locations); the extra
+field ``queue`` (str, default ``"batch"``) names its Torque queue.  Node
+names are the ``node`` property of the platform's core hosts
+(:mod:`iosched.dad.platform`).
+
+How a started task runs (all Batsim-standard, :mod:`iosched.dad.workload`
+writes the profiles): its profile is ``composed`` of one
+``parallel_homogeneous_pfs`` read per file, whose ``storage`` label is the
+file's name, then its computation (``parallel_homogeneous``).  At
+EXECUTE_JOB the scheduler sends ``storage_mapping = {file name: Batsim id of
+the disk of the replica it reads}`` (:func:`replica_for`): the node's own
+disk when it holds a replica (a local read through the node's ``local``
+link), else the replica node serving the fewest remote reads (a remote read
+through both nodes' network interfaces).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from iosched.errors import InputError
+
+__all__ = ["FileRef", "TaskRequest", "read_task", "file_locality", "score", "replica_for",
+           "DEFAULT_QUEUE"]
+
+#: Queue of a task without a ``queue`` field.
+DEFAULT_QUEUE = "batch"
+
+
+class FileRef(NamedTuple):
+    """A file a task reads: ``name``, ``size`` (bytes) and ``replicas``
+    (tuple of node names holding a copy, at least one)."""
+
+    name: str
+    size: float
+    replicas: tuple
+
+
+class TaskRequest(NamedTuple):
+    """The extra fields of a task: ``files`` (tuple of :class:`FileRef`) and
+    ``queue`` (str)."""
+
+    files: tuple
+    queue: str
+
+
+def read_task(fields: dict, where: str = "job") -> TaskRequest:
+    """Read and check a job's ``files`` and ``queue`` fields.
+
+    :param fields: the job's JSON dict (Batsim workload job).
+    :param where: prefix of error messages (e.g. ``"job w0!3"``).
+    :returns: a :class:`TaskRequest`.
+    :raises InputError: ``files`` is not a list of ``{name, size, replicas}``
+        with a non-empty name, a finite size >= 0 and a non-empty list of node
+        names, a file name appears twice, or ``queue`` is not a non-empty str.
+    """
+    raw = fields.get("files", [])
+    if not isinstance(raw, list):
+        raise InputError(f"{where}: field 'files' must be a list, got {type(raw).__name__}")
+    files, seen = [], set()
+    for i, f in enumerate(raw):
+        at = f"{where}: files[{i}]"
+        if not isinstance(f, dict) or set(f) - {"name", "size", "replicas"} or "name" not in f:
+            raise InputError(f"{at}: expected an object with keys name, size, replicas")
+        name, size, reps = f.get("name"), f.get("size"), f.get("replicas")
+        if not isinstance(name, str) or not name:
+            raise InputError(f"{at}: 'name' must be a non-empty string")
+        if name in seen:
+            raise InputError(f"{at}: file {name!r} is listed twice")
+        seen.add(name)
+        if isinstance(size, bool) or not isinstance(size, (int, float)) or not math.isfinite(size) or size < 0:
+            raise InputError(f"{at} ({name}): 'size' must be a finite number of bytes >= 0, got {size!r}")
+        if not isinstance(reps, list) or not reps or not all(isinstance(r, str) and r for r in reps):
+            raise InputError(f"{at} ({name}): 'replicas' must be a non-empty list of node names")
+        files.append(FileRef(name, float(size), tuple(reps)))
+    queue = fields.get("queue", DEFAULT_QUEUE)
+    if not isinstance(queue, str) or not queue:
+        raise InputError(f"{where}: field 'queue' must be a non-empty string, got {queue!r}")
+    return TaskRequest(tuple(files), queue)
+
+
+def file_locality(files, node: str) -> float:
+    """``fileLocality(t, h)`` of a task reading ``files`` dispatched to ``node``
+    (equation 1; Algorithm 1, GETFILELOCALITY, lines 7-18):
+
+    ``(fileMismatch - fileMatch) / (2 * fileTotalSize) + 1/2``
+
+    where ``fileMatch`` (bytes) sums the sizes of the files with a replica on
+    ``node`` and ``fileMismatch`` the others; 0 when every byte is local, 1
+    when none is.  (Algorithm 1 never sets ``fileTotalSize``; it is the sum
+    of the sizes, as in equation 1.)  A task reading no byte gets 1/2
+    (neither local nor remote: our convention, the paper does not say).
+
+    :param files: iterable of :class:`FileRef`.
+    :returns: a float in [0, 1].
+    """
+    match = mismatch = 0.0
+    for f in files:
+        if node in f.replicas:
+            match += f.size
+        else:
+            mismatch += f.size
+    total = match + mismatch
+    if total <= 0:
+        return 0.5
+    return (mismatch - match) / (2.0 * total) + 0.5
+
+
+def score(locality: float, load: float, beta: float) -> float:
+    """``Score(t, h) = fileLocality(t, h) x beta + load(h) x (1 - beta)``
+    (equation 2; Algorithm 1 line 27); lower is better.
+
+    :param locality: ``fileLocality`` in [0, 1].
+    :param load: normalized load of the node in [0, 1].
+    :param beta: weight of the file locality, 0 <= beta <= 1.
+    """
+    return locality * beta + load * (1.0 - beta)
+
+
+def replica_for(f: FileRef, node: str, serving=None) -> str:
+    """The node whose disk a task on ``node`` reads ``f`` from: ``node``
+    itself if it holds a replica, else the replica node serving the fewest
+    remote reads now (``serving``: node name -> count; ties and ``None``:
+    the first listed replica) -- a stand-in for Gfarm's choice of a file
+    system node by load.
+
+    :returns: a node name.
+    """
+    if node in f.replicas:
+        return node
+    if not serving:
+        return f.replicas[0]
+    return min(f.replicas, key=lambda r: serving.get(r, 0))

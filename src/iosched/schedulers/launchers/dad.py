@@ -1,0 +1,6 @@
+"""pybatsim launcher file: the scheduler is
+:class:`iosched.schedulers.dad.Dad` (see that module for its options)."""
+
+from iosched.schedulers.dad import Dad
+
+__all__ = ["Dad"]
