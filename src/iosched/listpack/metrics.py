@@ -23,14 +23,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from iosched.batsim.dynamic import RUN_WORKLOAD
 from iosched.errors import InputError
 from iosched.listpack.model import PeriodicJob
 
 __all__ = ["read_phases", "read_workload", "job_table", "summary", "series", "binned_usage",
            "max_io_overlap", "PHASE_RE"]
 
-#: Phase job ids of :mod:`iosched.schedulers.listpack`: ``io!<J>.c<k>`` / ``io!<J>.o<k>``.
-PHASE_RE = re.compile(r"^(?P<job>.+)\.(?P<kind>[co])(?P<k>\d+)$")
+#: Phase job ids of :mod:`iosched.schedulers.listpack` (without their workload
+#: ``bb``, :func:`iosched.batsim.dynamic.phase_job_id`): ``<J>:<2k>`` computes and
+#: ``<J>:<2k+1>`` writes in period ``k``.
+PHASE_RE = re.compile(r"^(?P<job>.+):(?P<idx>\d+)$")
 
 
 def read_phases(jobs_csv) -> pd.DataFrame:
@@ -44,10 +47,11 @@ def read_phases(jobs_csv) -> pd.DataFrame:
         df = pd.read_csv(jobs_csv, dtype={"job_id": str, "workload_name": str})
     except (OSError, ValueError) as exc:
         raise InputError(f"{jobs_csv}: cannot read ({exc})") from None
-    df = df[df["workload_name"] == "io"]
+    df = df[df["workload_name"] == RUN_WORKLOAD]
     m = df["job_id"].str.extract(PHASE_RE)
-    out = pd.DataFrame({"job": m["job"].values, "kind": m["kind"].values,
-                        "k": pd.to_numeric(m["k"]).values,
+    idx = pd.to_numeric(m["idx"]).values
+    out = pd.DataFrame({"job": m["job"].values, "kind": ["c" if i % 2 == 0 else "o" for i in idx],
+                        "k": idx // 2,
                         "start": df["starting_time"].astype(float).values,
                         "end": df["finish_time"].astype(float).values,
                         "state": df["final_state"].values})

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from procset import ProcSet
 
+from iosched.batsim.dynamic import PHASE_SEPARATOR, RUN_WORKLOAD, phase_job_id
 from iosched.batsim.jobs import COMPLETED_SUCCESSFULLY, local_id
 from iosched.checks import option_number
 from iosched.errors import InputError
@@ -51,8 +52,9 @@ __all__ = ["Listpack", "POLICIES", "IO_WORKLOAD", "BW_POOL", "read_periodic_job"
 
 POLICIES = ("io-list", "io-list-bf", "io-pack-random", "io-pack-max", "io-pack-char",
             "io-pack-random-bf", "io-pack-max-bf", "io-pack-char-bf")
-#: Dynamic workload of the phase jobs.
-IO_WORKLOAD = "io"
+#: Dynamic workload of the phase jobs (the project's convention,
+#: :mod:`iosched.batsim.dynamic`: ``bb!J:k``, so the metrics merge them into ``w0!J``).
+IO_WORKLOAD = RUN_WORKLOAD
 #: Name of the bandwidth pool (bytes/s) of io-list.
 BW_POOL = "bw"
 
@@ -155,7 +157,9 @@ class Listpack(PybatsimScheduler):
 
     def _phase(self, sid: str, k: int, kind: str) -> None:
         run = self.runs[sid]
-        name = f"{local_id(sid)}.{kind}{k}"
+        # period k: phase 2k computes, phase 2k + 1 writes (iosched.batsim.dynamic)
+        idx = 2 * k + (0 if kind == "c" else 1)
+        name = f"{local_id(sid)}{PHASE_SEPARATOR}{idx}"
         if kind == "c":
             prof = {"type": "delay", "delay": run.spec.w}
             alloc = run.resources
@@ -164,7 +168,7 @@ class Listpack(PybatsimScheduler):
                     "bytes_to_write": run.spec.v, "storage": "pfs"}
             alloc = ProcSet(min(run.resources))
         self.bs.register_profiles(IO_WORKLOAD, {name: prof})
-        jid = f"{IO_WORKLOAD}!{name}"
+        jid = phase_job_id(sid, idx, IO_WORKLOAD)
         job = self.bs.register_job(jid, len(alloc), -1, name)
         job.allocation = alloc
         if kind == "o":
