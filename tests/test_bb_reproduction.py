@@ -389,3 +389,33 @@ def test_tail_values_are_the_per_job_waits(campaign):
         ks = [k for k in PARTS if (p, "kth3w", k) not in {FAILED_RUN, PENDING_RUN, ABSENT_RUN}]
         want = sorted((w for k in ks for w in waits(p, "kth3w", k)), reverse=True)[:3]
         np.testing.assert_allclose(v, want)
+
+
+def _campaign_of(root: Path, policies, name: str) -> Path:
+    runs = [write_run(root, p, "kth1000" if part is None else "kth3w", part, "done")
+            for part in (None, *PARTS) for p in policies]
+    manifest = {"name": name, "baseline": "sjf-bb", "engine": "embedded", "tau_s": TAU,
+                "timeout_s": 86400.0, "seeds": [1], "platforms": ["dragonfly96"],
+                "workloads": ["kth1000", "kth3w"], "schedulers": list(policies), "runs": runs}
+    (root / "campaign.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return root
+
+
+def test_several_campaigns_are_analysed_together(tmp_path):
+    """plan-2 alone in a second campaign is compared with the sjf-bb runs of
+    the first (same platform, workload, part, seed, engine): the same table
+    as one campaign holding everything."""
+    whole = R.analyse(make_campaign(tmp_path / "all", complete=True))
+    others = [p for p in R.POLICIES if p != "plan-2"]
+    a = _campaign_of(tmp_path / "a", others, "a")
+    b = _campaign_of(tmp_path / "b", ["plan-2"], "b")
+    split = R.analyse([a, b])
+    assert split.name == "a + b"
+    got = split.table.set_index("policy").loc["plan-2"]
+    want = whole.table.set_index("policy").loc["plan-2"]
+    for col in ("waiting_ratio_median", "bsld_ratio_median", "first_waiting_ratio"):
+        assert got[col] == pytest.approx(want[col])
+    assert got["waiting_ratio_median"] == pytest.approx(FACTORS["plan-2"])
+    # no parts: box statistics over the seeds of the first 1000 jobs
+    seeds = R.analyse([a, b], parts_workload=None)
+    assert seeds.by_seeds and seeds.parts["policy"].nunique() == len(R.POLICIES)

@@ -370,7 +370,7 @@ def combined_table(campaign_dirs) -> tuple:
     for d in dirs:
         d = Path(d)
         manifests.append(load_manifest(d))
-        t = campaign_table(d, baseline=BASELINE)
+        t = campaign_table(d, baseline="")   # ratios: over all the folders, below
         tables.append(t.assign(campaign_dir=str(d)))
     runs = pd.concat(tables, ignore_index=True) if len(tables) > 1 else tables[0]
     keys = list(GROUP_COLUMNS)

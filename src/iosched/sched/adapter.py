@@ -122,14 +122,18 @@ class PybatsimScheduler(BatsimScheduler):
         self.core.wake_up_at(t, self.bs.time())
 
     # --------------------------------------------------- Batsim -> core
-    # A scheduling pass runs at the end of every message that holds an event
-    # for the core; a message whose only events are ignored ones (a job not
-    # accepted, the completion of a job the family runs itself, e.g. one
-    # phase of a burst-buffer job) runs no pass, so a family's internal
-    # bookkeeping never changes the core's decisions.
+    # A scheduling pass runs at the end of every message. A family whose
+    # class sets SKIP_INTERNAL_PASSES = True runs none for a message whose
+    # only events are ignored ones (a job not accepted, the completion of a
+    # job the family runs itself, e.g. one phase of a burst-buffer job), so
+    # its internal bookkeeping never changes the core's decisions.
+
+    #: Skip the pass of a message that holds no event for the core (see above).
+    SKIP_INTERNAL_PASSES: bool = False
+
     def onBeforeEvents(self):
         """A new Batsim message: no event for the core yet."""
-        self._for_core = False
+        self._for_core = not self.SKIP_INTERNAL_PASSES
 
     def _core_event(self):
         self._for_core = True
