@@ -50,6 +50,11 @@ SCHEDULERS: dict[str, tuple[str, dict]] = {
     "plan-1": ("burstbuffer.py", {"policy": "plan-1"}),
     "plan-2": ("burstbuffer.py", {"policy": "plan-2"}),
     "plan-3": ("burstbuffer.py", {"policy": "plan-3"}),
+    # PFS-bandwidth-aware backfilling of Goponenko et al. (PMBS 2024), docs/pfsbw.md
+    "slurm-backfill": ("pfsbw.py", {"policy": "slurm-backfill"}),
+    "io-aware": ("pfsbw.py", {"policy": "io-aware"}),
+    "adaptive": ("pfsbw.py", {"policy": "adaptive"}),
+    "adaptive-naive": ("pfsbw.py", {"policy": "adaptive", "variant": "naive"}),
 }
 
 
