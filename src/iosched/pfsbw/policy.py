@@ -7,9 +7,13 @@ reserved, Slurm's default); the others are skipped until the next pass. The
 tracker (nodes only, I/O-aware or workload-adaptive) is built by a factory
 at the start of each pass (:mod:`iosched.pfsbw.trackers`).
 
-Once no node is free now, no later job can start in this pass, so the pass
-stops there: reserving the rest would change no decision (the tracker is
-rebuilt at the next pass).
+The pass stops early when no later job can start now, which changes no
+decision (reservations are remade at the next pass): once no node is free
+now, or once fewer nodes than the smallest remaining request, or less of a
+pool than the least amount any remaining job needs, are free throughout
+``[now, now + shortest remaining estimate)`` (free capacity only shrinks
+during a pass, and a job starting now needs its share over at least that
+interval).
 """
 
 from __future__ import annotations
@@ -41,9 +45,15 @@ class SlurmBackfill:
         """One pass at ``now`` (s) on the core ``s``."""
         rt = self.last = self.tracker(s, now)            # line 1
         count = 0                                         # line 3
+        queue = s.queue
+        need = _suffix_min_demand([rt.pools(job) for job in queue])
+        shortest = _suffix_min([job.estimate for job in queue])
+        smallest = _suffix_min([job.nb_res for job in queue])
         try:
-            for job in s.queue:                           # line 4 (queue order: line 2)
+            for i, job in enumerate(queue):               # line 4 (queue order: line 2)
                 if s.profile.free_count(now) == 0:
+                    break
+                if not _may_fit(smallest[i], need[i], s.profile, now, shortest[i]):
                     break
                 t, alloc = rt.earliest(job, now)          # line 5
                 if t == now:                              # lines 6-8
@@ -56,3 +66,54 @@ class SlurmBackfill:
                     count += 1
         finally:
             rt.close()
+
+
+def _suffix_min_demand(pools: list) -> list:
+    """``out[i]``: for each pool, the least amount any of ``pools[i:]``
+    needs (a job needing none counts 0); an empty dict when some job of the
+    suffix needs no pool at all."""
+    out = [None] * len(pools)
+    acc = None
+    for i in range(len(pools) - 1, -1, -1):
+        p = pools[i]
+        if not p:
+            acc = {}
+        elif acc is None:
+            acc = dict(p)
+        elif acc:
+            acc = {k: min(v, p.get(k, 0.0)) for k, v in acc.items()}
+        out[i] = acc
+    return out
+
+
+def _suffix_min(values: list) -> list:
+    """``out[i] = min(values[i:])``."""
+    out, acc = [0.0] * len(values), INF
+    for i in range(len(values) - 1, -1, -1):
+        acc = min(acc, values[i])
+        out[i] = acc
+    return out
+
+
+def _may_fit(nb_res: int, need: dict, profile, now: float, duration: float) -> bool:
+    """Whether ``nb_res`` resources and the pool amounts ``need`` are free
+    throughout ``[now, now + duration)`` (a necessary condition for any job
+    needing at least that much; tolerance as the profile's)."""
+    starts, res, _n, pools, names, tols = profile.raw_view(now)
+    end = now + duration
+    inside = [i for i, t in enumerate(starts) if i == 0 or t < end]
+    free = res[0]
+    for i in inside[1:]:
+        free = free & res[i]
+        if len(free) < nb_res:
+            return False
+    if len(free) < nb_res:
+        return False
+    for k, name in enumerate(names):
+        a = need.get(name)
+        if not a:
+            continue
+        low = min(pools[i][k] for i in inside)
+        if a > low + tols[k]:
+            return False
+    return True
