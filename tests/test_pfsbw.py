@@ -287,3 +287,13 @@ def test_end_to_end_adaptive_on_the_engine(tmp_path):
     # write x8 alone: 80 GiB at the node's 3.75 GiB/s
     assert jobs["execution_time"].min() == pytest.approx(10 / 3.75, rel=1e-3)
     assert trace.read_text().startswith("time,measured,target")
+
+
+def test_workload_noise_is_seeded_and_keeps_the_known_bytes():
+    a, b = pw.workload2(waves=1, noise=0.2, seed=3), pw.workload2(waves=1, noise=0.2, seed=3)
+    assert a == b and a != pw.workload2(waves=1, noise=0.2, seed=4)
+    for j in a["jobs"]:
+        moved = a["profiles"][j["profile"]].get("bytes_to_write", 0.0)
+        assert j["bytes_written"] <= moved <= j["bytes_written"] / 0.8 + 1
+    with pytest.raises(InputError):
+        pw.workload1(noise=1.0)

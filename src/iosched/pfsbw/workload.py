@@ -46,7 +46,9 @@ import sys
 from pathlib import Path
 
 import click
+import numpy as np
 
+from iosched.api import simulate
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError
 from iosched.platforms import cluster_xml
@@ -91,40 +93,55 @@ def _profile(kind, sleep: float) -> tuple:
                               "bytes_to_write": nbytes, "storage": "pfs"}, nbytes
 
 
-def workload(waves: int, phases, sleep: float = SLEEP, walltime: float = WALLTIME) -> dict:
+def workload(waves: int, phases, sleep: float = SLEEP, walltime: float = WALLTIME,
+             noise: float = 0.0, seed: int = 0) -> dict:
     """Batsim workload (dict) of ``waves`` repetitions of ``phases`` (a
     sequence of ``(k or "sleep", count)``), every job submitted at t = 0.
 
-    :raises InputError: non-positive waves, sleep or walltime.
+    ``noise`` in ``[0, 1)``: seeded variation of the transfer efficiency: a
+    write job writing ``B`` bytes moves ``B / e`` bytes through the network
+    with ``e`` uniform in ``[1 - noise, 1]`` (numpy ``default_rng(seed)``),
+    in its own profile; its ``bytes_written`` stays ``B`` (what the
+    scheduler knows). 0 (default): every job of a type shares one profile.
+
+    :raises InputError: non-positive waves, sleep or walltime; noise outside ``[0, 1)``.
     """
     if isinstance(waves, bool) or not isinstance(waves, int) or waves < 1:
         raise InputError(f"workload: waves must be an integer >= 1, got {waves!r}")
     if not (sleep > 0 and walltime > 0):
         raise InputError("workload: sleep and walltime must be > 0 s")
+    if not (0 <= noise < 1):
+        raise InputError(f"workload: noise must be in [0, 1), got {noise!r}")
+    rng = np.random.default_rng(seed)
     profiles, jobs = {}, []
     for _ in range(waves):
         for kind, count in phases:
             name, prof, nbytes = _profile(kind, sleep)
-            profiles[name] = prof
             for _ in range(count):
+                pname = name
+                if noise > 0 and nbytes > 0:
+                    e = 1.0 - noise * float(rng.random())
+                    pname = f"{name}_{len(jobs)}"
+                    prof = dict(prof, bytes_to_write=nbytes / e)
+                profiles[pname] = prof
                 jobs.append({"id": str(len(jobs)), "subtime": 0.0, "res": 1, "walltime": float(walltime),
-                             "profile": name, "variety": name, "bytes_written": nbytes})
+                             "profile": pname, "variety": name, "bytes_written": nbytes})
     return {"nb_res": 15, "jobs": jobs, "profiles": profiles}
 
 
-def workload1(waves: int = 8, sleep: float = SLEEP) -> dict:
+def workload1(waves: int = 8, sleep: float = SLEEP, noise: float = 0.0, seed: int = 0) -> dict:
     """Workload 1 (Section IV): waves of 30 write x8 then 60 sleep (720 jobs for 8 waves)."""
-    return workload(waves, WAVES_1, sleep)
+    return workload(waves, WAVES_1, sleep, noise=noise, seed=seed)
 
 
-def workload2(waves: int = 5, sleep: float = SLEEP) -> dict:
+def workload2(waves: int = 5, sleep: float = SLEEP, noise: float = 0.0, seed: int = 0) -> dict:
     """Workload 2 (Section VII-A): waves of 30 write x8, 30 x6, 30 x4, 70 x2,
     120 x1 and 30 sleep (1,550 jobs for 5 waves)."""
-    return workload(waves, WAVES_2, sleep)
+    return workload(waves, WAVES_2, sleep, noise=noise, seed=seed)
 
 
 def _run(platform, wl: dict, tmp: Path, name: str):
-    from iosched.api import simulate   # the run machinery: only for the measuring commands
+    tmp.mkdir(parents=True, exist_ok=True)
     path = tmp / f"{name}.json"
     path.write_text(json.dumps(wl))
     return simulate(platform, path, "filler", output_dir=tmp / name)
@@ -152,7 +169,7 @@ def pretrain_samples(platform, workload_dict: dict, tmp) -> dict:
     tmp = Path(tmp)
     seen: dict = {}
     for job in workload_dict["jobs"]:
-        seen.setdefault(job["variety"], job)
+        seen.setdefault(job["variety"], job)   # the first job of each type
     out = {}
     for variety, job in sorted(seen.items()):
         wl = {"nb_res": 15, "jobs": [dict(job, id="0")],
@@ -191,10 +208,12 @@ def _write_workload(out, wl):
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--waves", type=int, default=8, show_default=True)
 @click.option("--sleep", type=float, default=SLEEP, show_default=True, help="sleep job duration (s)")
-def w1_cmd(out, waves, sleep):
+@click.option("--noise", type=float, default=0.0, show_default=True, help="transfer efficiency noise in [0, 1)")
+@click.option("--seed", type=int, default=0, show_default=True)
+def w1_cmd(out, waves, sleep, noise, seed):
     """Write Workload 1 to OUT."""
     try:
-        _write_workload(out, workload1(waves, sleep))
+        _write_workload(out, workload1(waves, sleep, noise, seed))
     except InputError as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -203,10 +222,12 @@ def w1_cmd(out, waves, sleep):
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--waves", type=int, default=5, show_default=True)
 @click.option("--sleep", type=float, default=SLEEP, show_default=True, help="sleep job duration (s)")
-def w2_cmd(out, waves, sleep):
+@click.option("--noise", type=float, default=0.0, show_default=True, help="transfer efficiency noise in [0, 1)")
+@click.option("--seed", type=int, default=0, show_default=True)
+def w2_cmd(out, waves, sleep, noise, seed):
     """Write Workload 2 to OUT."""
     try:
-        _write_workload(out, workload2(waves, sleep))
+        _write_workload(out, workload2(waves, sleep, noise, seed))
     except InputError as exc:
         raise click.ClickException(str(exc)) from None
 

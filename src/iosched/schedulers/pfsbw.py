@@ -27,7 +27,10 @@ Options (pybatsim ``-o`` JSON):
   above the adjusted target (default 0.5, the implementation's; 1 = the
   paper's Algorithm 7 literally);
 * ``trace`` -- path of a CSV written at the end, one row per pass: time,
-  measured ``R_now``, target, r_star, r_zero, adjusted target (bytes/s).
+  measured ``R_now``, target, r_star, r_zero, adjusted target (bytes/s);
+* ``stats`` -- path of a JSON file written at the end with one record per
+  scheduling pass: ``queue`` (waiting jobs before the pass) and ``seconds``
+  (wall-clock time of the pass); for benchmarks (:mod:`iosched.bench.pfsbw`).
 
 Every job may carry the extra fields ``variety`` (job type; default: its
 profile name, i.e. the same command line) and ``bytes_written`` (bytes,
@@ -46,6 +49,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from pathlib import Path
 
 from iosched.checks import option_number
@@ -63,7 +67,7 @@ __all__ = ["Pfsbw", "POLICIES", "VARIANTS", "KNOWN_OPTIONS", "PfsRequest"]
 POLICIES = ("slurm-backfill", "io-aware", "adaptive")
 VARIANTS = ("two-group", "naive")
 KNOWN_OPTIONS = ("policy", "variant", "limit", "backfill_max", "pretrain", "decay", "measured",
-                 "window", "overshoot", "trace")
+                 "window", "overshoot", "trace", "stats")
 
 
 class PfsRequest:
@@ -140,6 +144,8 @@ class Pfsbw(PybatsimScheduler):
             self.estimator.pretrain(pre)
         self.trace_path = opts.get("trace")
         self.trace: list = []
+        self.stats_path = opts.get("stats")
+        self.pass_stats: list = []
         pools = {} if pol == "slurm-backfill" else {POOL: self.limit}
         return Scheduler(SlurmBackfill(self._tracker, self.backfill_max), order=fcfs,
                          read_job=read_pfs_job, pools=pools, name="Pfsbw")
@@ -190,8 +196,20 @@ class Pfsbw(PybatsimScheduler):
                 self.measured.add(rec.start, now, req.bytes_written)
         super().onJobCompletion(job)
 
+    def onNoMoreEvents(self):
+        """The scheduling pass, timed when the ``stats`` option is set."""
+        if not self.stats_path:
+            return super().onNoMoreEvents()
+        queue = len(self.core)
+        t0 = time.perf_counter()
+        super().onNoMoreEvents()
+        self.pass_stats.append({"queue": queue, "seconds": time.perf_counter() - t0})
+
     def onSimulationEnds(self):
         super().onSimulationEnds()
+        if self.stats_path:
+            with open(self.stats_path, "w") as f:
+                json.dump({"policy": self.policy, "variant": self.variant, "passes": self.pass_stats}, f)
         if self.trace_path:
             with open(self.trace_path, "w") as f:
                 f.write("time,measured,target,r_star,r_zero,adjusted\n")
