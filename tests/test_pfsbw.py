@@ -8,6 +8,7 @@ import random
 
 import pytest
 from batsim.batsim import Job as BatsimJob
+from procset import ProcSet
 
 from iosched.errors import InputError
 from iosched.pfsbw import workload as pw
@@ -259,6 +260,9 @@ def test_bad_job_fields_are_rejected_in_one_line():
     with pytest.raises(InputError) as exc:
         read_pfs_job(BatsimJob("w0!1", 0.0, 10.0, 1, "p", {"bytes_written": -3}))
     assert "bytes_written" in str(exc.value) and "\n" not in str(exc.value)
+    with pytest.raises(InputError):
+        read_pfs_job(BatsimJob("w0!2", 0.0, 10.0, 9, "p", {"nodes": 1}), cores_per_node=8)
+    assert read_pfs_job(BatsimJob("w0!3", 0.0, 10.0, 3, "p", {"nodes": 2}), cores_per_node=8)[0] == 16
 
 
 # -------------------------------------------------------------- workloads
@@ -266,9 +270,11 @@ def test_workload_sizes_and_fields():
     w1, w2 = pw.workload1(), pw.workload2()
     assert len(w1["jobs"]) == 720 and len(w2["jobs"]) == 1550
     assert [j["variety"] for j in w1["jobs"][:91:30]] == ["write_x8", "sleep", "sleep", "write_x8"]
-    assert w2["profiles"]["write_x6"]["bytes_to_write"] == 60 * pw.GIB
+    assert w2["profiles"]["write_x6"]["bytes_to_write"] == 10 * pw.GIB   # per thread
+    x6 = next(j for j in w2["jobs"] if j["variety"] == "write_x6")
+    assert x6["res"] == 6 and x6["bytes_written"] == 60 * pw.GIB and x6["nodes"] == 1
     assert w1["profiles"]["sleep"] == {"type": "delay", "delay": 600.0}
-    assert all(j["res"] == 1 and j["walltime"] == pw.WALLTIME for j in w2["jobs"])
+    assert all(j["nodes"] == 1 and j["walltime"] == pw.WALLTIME for j in w2["jobs"])
 
 
 # ------------------------------------------------------ end to end (engine)
@@ -284,8 +290,12 @@ def test_end_to_end_adaptive_on_the_engine(tmp_path):
                                                                      "runtime": 80 / 3.75}}},
                     output_dir=tmp_path / "out")
     assert (jobs["final_state"] == "COMPLETED_SUCCESSFULLY").all() and len(jobs) == 20
-    # write x8 alone: 80 GiB at the node's 3.75 GiB/s
-    assert jobs["execution_time"].min() == pytest.approx(10 / 3.75, rel=1e-3)
+    # write x1: one thread writes 10 GiB at 0.5 GiB/s (its core's link), not contended
+    x1 = jobs[jobs["profile"] == "write_x1"]
+    assert x1["execution_time"].min() == pytest.approx(20.0, rel=1e-3)
+    # every job ran on a whole node: 8 cores, aligned
+    allocs = set(jobs["allocated_resources"])
+    assert all(len(ProcSet.from_str(a)) == 8 and min(ProcSet.from_str(a)) % 8 == 0 for a in allocs)
     assert trace.read_text().startswith("time,measured,target")
 
 
@@ -293,7 +303,7 @@ def test_workload_noise_is_seeded_and_keeps_the_known_bytes():
     a, b = pw.workload2(waves=1, noise=0.2, seed=3), pw.workload2(waves=1, noise=0.2, seed=3)
     assert a == b and a != pw.workload2(waves=1, noise=0.2, seed=4)
     for j in a["jobs"]:
-        moved = a["profiles"][j["profile"]].get("bytes_to_write", 0.0)
+        moved = a["profiles"][j["profile"]].get("bytes_to_write", 0.0) * (j["bytes_written"] > 0) * j["res"]
         assert j["bytes_written"] <= moved <= j["bytes_written"] / 0.8 + 1
     with pytest.raises(InputError):
         pw.workload1(noise=1.0)

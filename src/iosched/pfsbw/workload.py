@@ -1,15 +1,18 @@
 """Platform, job model and workload generators of Goponenko et al. (PMBS
 2024, Sections IV and VII-A), and the runs that characterise them.
 
-Platform (:func:`platform_xml`): 15 compute nodes and one file-system host
-``pfs`` (``role=storage``) in the flat cluster of
-:func:`iosched.platforms.cluster_xml`: each node reaches the cluster router
-through its own split-duplex link of ``node_bw`` (the node's injection
-limit, default :data:`NODE_BW` = 3.75 GiB/s), the cluster backbone is made
-non-limiting (1 TiB/s) and the ``pfs`` host sits behind one shared link of
-``pfs_bw`` (default :data:`PFS_BW` = 20 GiB/s). SimGrid shares these links
-max-min fairly between the jobs' flows, so ``n`` concurrent write jobs get
-``min(n * node_bw, pfs_bw)`` in total: concave, saturating at ``pfs_bw``.
+Platform (:func:`platform_xml`): 15 compute nodes of 8 cores and one
+file-system host ``pfs`` (``role=storage``). Each node is a SimGrid
+``<cluster>`` of 8 hosts (one per core, property ``node=node_<i>`` so that
+the scheduler's machine groups them into a node): a core reaches the node's
+router through its own link of ``thread_bw`` (the rate of one writing
+thread, default :data:`THREAD_BW` = 0.5 GiB/s) and the node's backbone of
+``node_bw`` (the node's injection limit, default :data:`NODE_BW` = 3.75
+GiB/s); every node reaches ``pfs`` through one shared link of ``pfs_bw``
+(default :data:`PFS_BW` = 20 GiB/s). SimGrid shares these links max-min
+fairly between the jobs' flows, so ``n`` concurrent write x8 jobs get
+``min(n * node_bw, pfs_bw)`` in total: concave, saturating at ``pfs_bw``,
+and a write xk job alone writes at ``min(k * thread_bw, node_bw)``.
 Why no smoother curve: the ``sharing_policy`` attribute of a SimGrid 3.32
 platform XML link offers only ``SHARED``, ``SPLITDUPLEX`` (``FULLDUPLEX``),
 ``FATPIPE`` and ``WIFI``, all linear; SimGrid's ``NONLINEAR`` policy (a
@@ -19,13 +22,15 @@ would run on the embedded engine only. ``node_bw`` is chosen so that a
 write x8 job alone writes at 3.75 GiB/s: "fewer than six" of them fit under
 the 20 GiB/s limit when pre-trained (Section VI).
 
-Jobs (one node each, walltime :data:`WALLTIME` = 900 s for all): a
+Jobs (one whole node each, walltime :data:`WALLTIME` = 900 s for all): a
 ``write xk`` job is the Batsim-standard profile ``parallel_homogeneous_pfs``
-writing ``k * 10 GiB`` from its node to the storage label ``pfs`` (SimGrid
-decides its duration from the contention; the k threads are not modelled
-separately: the node's link is the limit whatever k); a ``sleep`` job is a
-``delay`` profile of ``sleep`` s (600 s in the paper). Each job carries two
-extra fields a scheduler may read: ``variety`` (the job type, e.g.
+with ``k`` executors (``res = k``), each writing 10 GiB from its core to
+the storage label ``pfs`` (one flow per thread; SimGrid decides the
+duration from the contention); a ``sleep`` job is a ``delay`` profile of
+``sleep`` s (600 s in the paper, ``res = 1``). The scheduler allocates the
+whole node (its 8 cores) and maps the executors to its first cores
+(EXECUTE_JOB ``mapping``). Each job carries three extra fields a scheduler
+may read: ``nodes`` (whole nodes, 1), ``variety`` (the job type, e.g.
 ``"write_x8"``: the "same command line" of the estimator) and
 ``bytes_written`` (bytes the job writes, known from its profile).
 
@@ -51,14 +56,18 @@ import numpy as np
 from iosched.api import simulate
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError
-from iosched.platforms import cluster_xml
+from iosched.platforms import _FOOTER, _HEADER
 
 __all__ = ["GIB", "NODE_BW", "PFS_BW", "WALLTIME", "SLEEP", "platform_xml", "workload",
            "workload1", "workload2", "measure_curve", "pretrain_samples"]
 
 GIB = 2 ** 30
+#: Rate of one writing thread (a core's link, bytes/s).
+THREAD_BW = 0.5 * GIB
 #: Injection limit of a node (bytes/s).
 NODE_BW = 3.75 * GIB
+#: Cores per node.
+CORES = 8
 #: Shared link of the file system (bytes/s).
 PFS_BW = 20 * GIB
 #: Walltime of every job (s).
@@ -72,17 +81,54 @@ WAVES_1 = ((8, 30), ("sleep", 60))
 WAVES_2 = ((8, 30), (6, 30), (4, 30), (2, 70), (1, 120), ("sleep", 30))
 
 
-def platform_xml(nb_nodes: int = 15, node_bw: float = NODE_BW, pfs_bw: float = PFS_BW) -> str:
+def platform_xml(nb_nodes: int = 15, node_bw: float = NODE_BW, pfs_bw: float = PFS_BW,
+                 thread_bw: float = THREAD_BW, cores: int = CORES) -> str:
     """SimGrid 3.32 XML (str) of the platform described in the module
-    documentation. ``node_bw``, ``pfs_bw`` in bytes/s.
+    documentation. ``node_bw``, ``pfs_bw``, ``thread_bw`` in bytes/s.
 
     :raises InputError: non-positive numbers.
     """
-    for name, v in (("node_bw", node_bw), ("pfs_bw", pfs_bw)):
+    for name, v in (("node_bw", node_bw), ("pfs_bw", pfs_bw), ("thread_bw", thread_bw)):
         if not (isinstance(v, (int, float)) and v > 0):
             raise InputError(f"platform: {name} must be > 0 bytes/s, got {v!r}")
-    return cluster_xml(nb_nodes, speed="1Gf", bw=float(node_bw), lat="50us",
-                       bb_bw=float(2 ** 40), bb_lat="0us", pfs={"bw": float(pfs_bw), "lat": "100us"})
+    for name, v in (("nb_nodes", nb_nodes), ("cores", cores)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise InputError(f"platform: {name} must be an integer >= 1, got {v!r}")
+    lines = [_HEADER.rstrip("\n"),
+             f"<!-- iosched.pfsbw.workload.platform_xml: {nb_nodes} nodes x {cores} cores, "
+             f"thread {thread_bw:.0f} B/s, node {node_bw:.0f} B/s, pfs {pfs_bw:.0f} B/s -->",
+             '<zone id="AS0" routing="Full">']
+    for i in range(nb_nodes):
+        lines += [f'    <cluster id="n{i}" prefix="node_{i}_c" suffix="" radical="0-{cores - 1}" speed="1Gf"',
+                  f'        bw="{thread_bw:.1f}Bps" lat="10us" bb_bw="{node_bw:.1f}Bps" bb_lat="10us">',
+                  f'        <prop id="node" value="node_{i}" />',
+                  "    </cluster>"]
+    lines += ['    <cluster id="master" prefix="master_host" suffix="" radical="0-0" speed="1Gf"',
+              '        bw="1.25GBps" lat="50us" bb_bw="1.25GBps" bb_lat="50us">',
+              '        <prop id="role" value="master" />',
+              "    </cluster>",
+              '    <zone id="pfs_zone" routing="Full">',
+              '        <host id="pfs" speed="1Gf">',
+              '            <prop id="role" value="storage" />',
+              "        </host>",
+              f'        <link id="pfs_loopback" bandwidth="{pfs_bw:.1f}Bps" latency="0s" sharing_policy="FATPIPE" />',
+              '        <route src="pfs" dst="pfs">',
+              '            <link_ctn id="pfs_loopback" />',
+              "        </route>",
+              "    </zone>",
+              '    <link id="backbone" bandwidth="1.25GBps" latency="500us" />',
+              f'    <link id="pfs_link" bandwidth="{pfs_bw:.1f}Bps" latency="100us" />']
+    gw_master = "master_hostmaster_router"
+    for i in range(nb_nodes):
+        gw = f"node_{i}_cn{i}_router"
+        lines += [f'    <zoneRoute src="n{i}" dst="master" gw_src="{gw}" gw_dst="{gw_master}">',
+                  '        <link_ctn id="backbone" />', "    </zoneRoute>",
+                  f'    <zoneRoute src="n{i}" dst="pfs_zone" gw_src="{gw}" gw_dst="pfs">',
+                  '        <link_ctn id="pfs_link" />', "    </zoneRoute>"]
+    lines += [f'    <zoneRoute src="master" dst="pfs_zone" gw_src="{gw_master}" gw_dst="pfs">',
+              '        <link_ctn id="pfs_link" />', "    </zoneRoute>",
+              "</zone>", _FOOTER.rstrip("\n")]
+    return "\n".join(lines) + "\n"
 
 
 def _profile(kind, sleep: float) -> tuple:
@@ -90,7 +136,7 @@ def _profile(kind, sleep: float) -> tuple:
         return "sleep", {"type": "delay", "delay": float(sleep)}, 0.0
     nbytes = float(kind * THREAD_BYTES)
     return f"write_x{kind}", {"type": "parallel_homogeneous_pfs", "bytes_to_read": 0.0,
-                              "bytes_to_write": nbytes, "storage": "pfs"}, nbytes
+                              "bytes_to_write": float(THREAD_BYTES), "storage": "pfs"}, nbytes
 
 
 def workload(waves: int, phases, sleep: float = SLEEP, walltime: float = WALLTIME,
@@ -119,14 +165,16 @@ def workload(waves: int, phases, sleep: float = SLEEP, walltime: float = WALLTIM
             name, prof, nbytes = _profile(kind, sleep)
             for _ in range(count):
                 pname = name
+                p = prof
                 if noise > 0 and nbytes > 0:
                     e = 1.0 - noise * float(rng.random())
                     pname = f"{name}_{len(jobs)}"
-                    prof = dict(prof, bytes_to_write=nbytes / e)
-                profiles[pname] = prof
-                jobs.append({"id": str(len(jobs)), "subtime": 0.0, "res": 1, "walltime": float(walltime),
-                             "profile": pname, "variety": name, "bytes_written": nbytes})
-    return {"nb_res": 15, "jobs": jobs, "profiles": profiles}
+                    p = dict(prof, bytes_to_write=prof["bytes_to_write"] / e)
+                profiles[pname] = p
+                jobs.append({"id": str(len(jobs)), "subtime": 0.0, "res": 1 if kind == "sleep" else kind,
+                             "walltime": float(walltime), "profile": pname, "nodes": 1,
+                             "variety": name, "bytes_written": nbytes})
+    return {"nb_res": 15 * CORES, "jobs": jobs, "profiles": profiles}
 
 
 def workload1(waves: int = 8, sleep: float = SLEEP, noise: float = 0.0, seed: int = 0) -> dict:
@@ -144,14 +192,14 @@ def _run(platform, wl: dict, tmp: Path, name: str):
     tmp.mkdir(parents=True, exist_ok=True)
     path = tmp / f"{name}.json"
     path.write_text(json.dumps(wl))
-    return simulate(platform, path, "filler", output_dir=tmp / name)
+    return simulate(platform, path, "slurm-backfill", output_dir=tmp / name)
 
 
 def measure_curve(platform, tmp, max_jobs: int = 15, k: int = 8) -> list:
     """Total write throughput (bytes/s) of ``n = 1..max_jobs`` write xk jobs
-    started together on the engine (scheduler ``filler``): ``n * bytes /
-    (last finish - first start)``. Returns ``[(n, bytes/s, runtime s of the
-    slowest job)]``."""
+    started together on the engine (scheduler ``slurm-backfill``): ``n *
+    bytes / (last finish - first start)``. Returns ``[(n, bytes/s, runtime s
+    of the slowest job)]``."""
     tmp = Path(tmp)
     out = []
     for n in range(1, max_jobs + 1):
@@ -163,7 +211,7 @@ def measure_curve(platform, tmp, max_jobs: int = 15, k: int = 8) -> list:
 
 
 def pretrain_samples(platform, workload_dict: dict, tmp) -> dict:
-    """Run one job of each variety of a workload alone (scheduler ``filler``)
+    """Run one job of each variety of a workload alone (scheduler ``slurm-backfill``)
     and return ``{variety: {"bytes": bytes_written, "runtime": s}}`` -- the
     paper's pre-training ("representative jobs are run in isolation")."""
     tmp = Path(tmp)
@@ -172,7 +220,7 @@ def pretrain_samples(platform, workload_dict: dict, tmp) -> dict:
         seen.setdefault(job["variety"], job)   # the first job of each type
     out = {}
     for variety, job in sorted(seen.items()):
-        wl = {"nb_res": 15, "jobs": [dict(job, id="0")],
+        wl = {"nb_res": workload_dict["nb_res"], "jobs": [dict(job, id="0")],
               "profiles": {job["profile"]: workload_dict["profiles"][job["profile"]]}}
         jobs = _run(platform, wl, tmp, f"pretrain_{variety}")
         out[variety] = {"bytes": float(job["bytes_written"]),
@@ -191,10 +239,11 @@ def main():
 @click.option("--nb-nodes", type=int, default=15, show_default=True)
 @click.option("--node-bw", type=float, default=NODE_BW, show_default=True, help="bytes/s")
 @click.option("--pfs-bw", type=float, default=PFS_BW, show_default=True, help="bytes/s")
-def platform_cmd(out, nb_nodes, node_bw, pfs_bw):
+@click.option("--thread-bw", type=float, default=THREAD_BW, show_default=True, help="bytes/s")
+def platform_cmd(out, nb_nodes, node_bw, pfs_bw, thread_bw):
     """Write the 15-node + PFS platform to OUT."""
     try:
-        Path(out).write_text(platform_xml(nb_nodes, node_bw, pfs_bw))
+        Path(out).write_text(platform_xml(nb_nodes, node_bw, pfs_bw, thread_bw))
     except InputError as exc:
         raise click.ClickException(str(exc)) from None
 

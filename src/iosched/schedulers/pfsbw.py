@@ -79,14 +79,25 @@ class PfsRequest:
         self.variety, self.bytes_written = variety, bytes_written
 
 
-def read_pfs_job(batsim_job) -> tuple:
-    """``(nb_res, estimate, pools, PfsRequest)`` of a job (walltime as the estimate).
+def read_pfs_job(batsim_job, cores_per_node: int = 1) -> tuple:
+    """``(nb_res, estimate, pools, PfsRequest)`` of a job (walltime as the
+    estimate). A job with the extra field ``nodes`` asks that many whole
+    nodes: ``nb_res = nodes * cores_per_node`` (its ``res`` executors are
+    mapped onto them at launch); without it, ``nb_res`` is Batsim's ``res``.
 
-    :raises InputError: ``bytes_written`` not a finite number >= 0, or
-        ``variety`` not a string.
+    :raises InputError: ``bytes_written`` not a finite number >= 0,
+        ``variety`` not a string, ``nodes`` not an integer >= 1.
     """
     nb_res, estimate, pools, _ = plain_job(batsim_job)
     d = getattr(batsim_job, "json_dict", None) or {}
+    if "nodes" in d:
+        nodes = d["nodes"]
+        if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
+            raise InputError(f"job {batsim_job.id}: field 'nodes' must be an integer >= 1, got {nodes!r}")
+        if nb_res > nodes * cores_per_node:
+            raise InputError(f"job {batsim_job.id}: res={nb_res} executors do not fit on {nodes} "
+                             f"node(s) of {cores_per_node} cores")
+        nb_res = nodes * cores_per_node
     variety = d.get("variety", getattr(batsim_job, "profile", None))
     if not isinstance(variety, str):
         raise InputError(f"job {batsim_job.id}: field 'variety' must be a string, got {variety!r}")
@@ -148,7 +159,11 @@ class Pfsbw(PybatsimScheduler):
         self.pass_stats: list = []
         pools = {} if pol == "slurm-backfill" else {POOL: self.limit}
         return Scheduler(SlurmBackfill(self._tracker, self.backfill_max), order=fcfs,
-                         read_job=read_pfs_job, pools=pools, name="Pfsbw")
+                         read_job=self._read_job, pools=pools, name="Pfsbw")
+
+    def _read_job(self, batsim_job) -> tuple:
+        nodes = self.core.machine.nodes
+        return read_pfs_job(batsim_job, nodes[0].cores if nodes else 1)
 
     # --------------------------------------------------------- estimates
     def rate(self, job) -> float:
@@ -177,11 +192,15 @@ class Pfsbw(PybatsimScheduler):
 
     # ------------------------------------------------------- Batsim side
     def launch(self, running) -> None:
-        """EXECUTE_JOB on the job's nodes, the label ``pfs`` mapped to the
-        platform's (first) storage host."""
+        """EXECUTE_JOB on the job's whole nodes, its ``res`` executors
+        mapped to the first allocated cores when fewer (``mapping``), the
+        label ``pfs`` mapped to the platform's (first) storage host."""
+        job = running.job.batsim
         storage = self.core.machine.storage
         if storage:
-            running.job.batsim.storage_mapping = {"pfs": min(storage)}
+            job.storage_mapping = {"pfs": min(storage)}
+        if job.requested_resources < len(running.resources):
+            job.mapping = {str(i): i for i in range(job.requested_resources)}
         super().launch(running)
 
     def onJobCompletion(self, job):
