@@ -57,13 +57,14 @@ from iosched.errors import InputError
 from iosched.pfsbw.estimator import DECAY, RecentThroughput, VarietyEstimator
 from iosched.pfsbw.policy import SlurmBackfill
 from iosched.pfsbw.trackers import POOL, AdaptiveTracker, IoAwareTracker, NodeTracker
-from iosched.pfsbw.workload import GIB
 from iosched.sched.adapter import PybatsimScheduler, state_name
 from iosched.sched.core import Scheduler, plain_job
 from iosched.sched.orders import fcfs
 
 __all__ = ["Pfsbw", "POLICIES", "VARIANTS", "KNOWN_OPTIONS", "PfsRequest"]
 
+#: bytes in a GiB
+GIB = 2 ** 30
 POLICIES = ("slurm-backfill", "io-aware", "adaptive")
 VARIANTS = ("two-group", "naive")
 KNOWN_OPTIONS = ("policy", "variant", "limit", "backfill_max", "pretrain", "decay", "measured",
