@@ -30,7 +30,7 @@ limit) are clipped to what is free: the pool is then simply full.
 from __future__ import annotations
 
 from bisect import bisect_right, insort
-from typing import Callable, Optional
+from typing import Callable
 
 from procset import ProcSet
 
