@@ -65,6 +65,11 @@ SCHEDULERS: dict[str, tuple[str, dict]] = {
     "torque-fifo": ("dad.py", {"policy": "torque-fifo"}),
     "dad": ("dad.py", {"policy": "dad"}),
     "dad-ds": ("dad.py", {"policy": "ds"}),
+    # PFS-bandwidth-aware backfilling of Goponenko et al. (PMBS 2024), docs/pfsbw.md
+    "slurm-backfill": ("pfsbw.py", {"policy": "slurm-backfill"}),
+    "io-aware": ("pfsbw.py", {"policy": "io-aware"}),
+    "adaptive": ("pfsbw.py", {"policy": "adaptive"}),
+    "adaptive-naive": ("pfsbw.py", {"policy": "adaptive", "variant": "naive"}),
 }
 
 
