@@ -48,13 +48,22 @@ from iosched.sched.core import Scheduler
 from iosched.sched.orders import fcfs
 from iosched.sched.policies import Easy, Fcfs
 
-__all__ = ["Listpack", "POLICIES", "IO_WORKLOAD", "BW_POOL", "read_periodic_job"]
+__all__ = ["Listpack", "POLICIES", "OPTIONS", "IO_WORKLOAD", "BW_POOL", "read_periodic_job"]
 
 POLICIES = ("io-list", "io-list-bf", "io-pack-random", "io-pack-max", "io-pack-char",
             "io-pack-random-bf", "io-pack-max-bf", "io-pack-char-bf")
 #: Dynamic workload of the phase jobs (the project's convention,
 #: :mod:`iosched.batsim.dynamic`: ``bb!J:k``, so the metrics merge them into ``w0!J``).
 IO_WORKLOAD = RUN_WORKLOAD
+#: The options the scheduler reads (``iosched.sched.options``): name -> meaning.
+OPTIONS = {
+    "policy": "io-list, io-pack-random, io-pack-max, io-pack-char, each also with -bf",
+    "io_model": "exclusive (FIFO I/O arbiter, default) or shared (SimGrid fair sharing)",
+    "char_order": "Char packs: decreasing (default) or increasing characteristic time",
+    "bandwidth": "bandwidth B of the I/O node, bytes/s",
+    "seed": "seed of the Random packs (int)",
+    "pfs": "host name of the file system (pfs)",
+}
 #: Name of the bandwidth pool (bytes/s) of io-list.
 BW_POOL = "bw"
 
@@ -95,6 +104,8 @@ class Listpack(PybatsimScheduler):
 
     :raises InputError: unknown policy or bad option.
     """
+
+    OPTIONS = OPTIONS
 
     def make_core(self, options: dict) -> Scheduler:
         pol = str(options.get("policy", "io-list"))

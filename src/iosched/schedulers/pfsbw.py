@@ -61,14 +61,28 @@ from iosched.sched.adapter import PybatsimScheduler, state_name
 from iosched.sched.core import Scheduler, plain_job
 from iosched.sched.orders import fcfs
 
-__all__ = ["Pfsbw", "POLICIES", "VARIANTS", "KNOWN_OPTIONS", "PfsRequest"]
+__all__ = ["Pfsbw", "POLICIES", "VARIANTS", "OPTIONS", "KNOWN_OPTIONS", "PfsRequest"]
 
 #: bytes in a GiB
 GIB = 2 ** 30
 POLICIES = ("slurm-backfill", "io-aware", "adaptive")
 VARIANTS = ("two-group", "naive")
-KNOWN_OPTIONS = ("policy", "variant", "limit", "backfill_max", "pretrain", "decay", "measured",
-                 "window", "overshoot", "trace", "stats")
+#: The options the scheduler reads (``iosched.sched.options``): name -> meaning
+#: (docs/pfsbw.md).
+OPTIONS = {
+    "policy": "slurm-backfill, io-aware or adaptive",
+    "variant": "adaptive: two-group (default) or naive",
+    "limit": "file-system throughput limit R_limit, bytes/s",
+    "backfill_max": "jobs reserved per pass (1 = EASY, unlimited = Slurm's default)",
+    "pretrain": "JSON file of the job types run alone (pre-trained estimator)",
+    "decay": "estimator decay a (0.2)",
+    "measured": "hold the recently measured throughput as a block (true)",
+    "window": "window of the measured throughput, s (60)",
+    "overshoot": "h of Algorithm 7: share of a job's rate allowed over the target (0.5)",
+    "trace": "path of a per-pass trace file",
+    "stats": "path of a per-pass statistics file (benchmarks)",
+}
+KNOWN_OPTIONS = tuple(OPTIONS)
 
 
 class PfsRequest:
@@ -119,6 +133,8 @@ class Pfsbw(PybatsimScheduler):
         unreadable pretrain file.
     """
 
+    OPTIONS = OPTIONS
+
     def make_core(self, options: dict) -> Scheduler:
         opts = options
         pol = opts.get("policy", "slurm-backfill")
@@ -127,10 +143,6 @@ class Pfsbw(PybatsimScheduler):
         variant = opts.get("variant", "two-group")
         if variant not in VARIANTS:
             raise InputError(f"option 'variant': {variant!r} is unknown; expected one of {', '.join(VARIANTS)}")
-        unknown = sorted(set(opts) - set(KNOWN_OPTIONS))
-        if unknown:
-            raise InputError(f"unknown option(s) {', '.join(map(repr, unknown))}; "
-                             f"expected {', '.join(KNOWN_OPTIONS)}")
         self.policy, self.variant = pol, variant
         self.limit = option_number(opts, "limit", 20.0 * GIB, minimum=0, exclusive_minimum=True)
         bmax = opts.get("backfill_max", "unlimited")
