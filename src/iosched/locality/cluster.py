@@ -86,7 +86,7 @@ class Node:
     order)."""
 
     __slots__ = ("index", "cores", "bandwidth", "memory", "free", "order", "avail",
-                 "running_end", "data")
+                 "running_end", "data", "row")
 
     def __init__(self, index: int, cores: int, bandwidth: float, memory: float):
         self.index, self.cores = index, cores
@@ -96,11 +96,15 @@ class Node:
         self.order = list(range(cores))
         self.running_end: list = [None] * cores
         self.data: dict = {}
+        self.row = None
 
     def resort(self) -> None:
-        """Sort the cores by (available time, id)."""
+        """Sort the cores by (available time, id) (and refresh the
+        cluster's matrix row of sorted available times)."""
         av = self.avail
         self.order.sort(key=lambda k: (av[k], k))
+        if self.row is not None:
+            self.row[:] = [av[k] for k in self.order]
 
     def eat(self, c: int) -> int:
         """Time (s) at which ``c`` cores are available (the c-th smallest)."""
@@ -169,6 +173,10 @@ class Cluster:
             raise InputError(f"cache_rule={cache_rule!r} is unknown; expected one of {', '.join(CACHE_RULES)}")
         self.m = int(cores)
         self.nodes = [Node(i, self.m, bandwidth, memory) for i in range(int(nodes))]
+        #: sorted core available times, one row per node (s)
+        self.A = np.zeros((len(self.nodes), self.m), dtype=np.int64)
+        for n in self.nodes:
+            n.row = self.A[n.index]
         self.nb_cores = self.m * len(self.nodes)
         self.running_nodes = 0
         self.cache_rule = cache_rule
@@ -189,12 +197,17 @@ class Cluster:
 
     def non_available(self, t: int) -> int:
         """Cores whose available time is after ``t`` (``get_nb_non_available_cores``)."""
-        return sum(1 for n in self.nodes for a in n.avail if a > t)
+        return int(np.count_nonzero(self.A > t))
 
     def reset_cores(self, t: int) -> None:
         """Every core available at ``t``, or at the planned end of the job
         running on it (``reset_cores``)."""
         for n in self.nodes:
+            if n.free == n.cores:
+                n.avail = [t] * n.cores
+                n.order = list(range(n.cores))
+                n.row[:] = t
+                continue
             re = n.running_end
             n.avail = [t if re[k] is None else re[k] for k in range(n.cores)]
             n.resort()

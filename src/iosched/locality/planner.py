@@ -161,9 +161,7 @@ class Planner:
         return self.W, self.E
 
     def _eats(self, j, t):
-        ci = j.cores - 1
-        return np.fromiter((n.avail[n.order[ci]] for n in self.c.nodes), dtype=np.int64,
-                           count=self.P).clip(min=t)
+        return np.maximum(self.c.A[:, j.cores - 1], t)
 
     def _best(self, j, t, eat, W, E, extra=None):
         """First node of smallest score; ``extra`` (bf): node index -> a
