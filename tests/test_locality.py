@@ -209,3 +209,32 @@ def test_swf_sharing_rule_and_batsim_conversion():
     wl = to_batsim(list(jobs.values()))
     assert {r["id"] for r in wl["jobs"]} == set(jobs)
     assert all(r["file_size"] > 0 for r in wl["jobs"])
+
+
+def test_engine_end_to_end_loads_reuse_and_walltime(tmp_path):
+    """LEA on the embedded engine (paper platform, 1 GB/s per core): loads are
+    SimGrid transfers of size/bandwidth, a job waits for its neighbour's load,
+    a job whose load + duration exceeds its walltime is killed."""
+    import csv
+
+    from iosched.api import simulate
+    from iosched.locality.platform import locality_xml
+
+    (tmp_path / "p.xml").write_text(locality_xml(2, 4, 1e9, 128e9, "paper"))
+    jobs = [J(0, 0, 1, 5, 1, 0, 0, 0), J(1, 5, 100, 1000, 2, 1, 10.0), J(2, 5, 100, 1000, 2, 1, 10.0),
+            J(3, 9, 50, 1000, 4, 2, 20.0), J(4, 9, 50, 1000, 4, 2, 20.0), J(5, 20, 30, 31, 4, 3, 20.0)]
+    to_batsim(jobs, tmp_path / "w.json", nb_res=8)
+    df = simulate(tmp_path / "p.xml", tmp_path / "w.json", "loc-lea",
+                  {"out": str(tmp_path / "r"), "bandwidth": 1e9}, output_dir=tmp_path / "o")
+    rows = {r["id"]: r for r in csv.DictReader(open(tmp_path / "r_jobs.csv"))}
+    assert set(rows) == {"w0!1", "w0!2", "w0!3", "w0!4", "w0!5"}
+    one, two = rows["w0!1"], rows["w0!2"]
+    assert one["node"] == two["node"] and int(one["transfer"]) == 10 and int(two["waiting"]) == 10
+    assert float(one["end"]) - float(one["start"]) == pytest.approx(110, abs=0.02)
+    assert float(two["end"]) - float(two["start"]) == pytest.approx(110, abs=0.02)
+    # job 4 (file 2) goes after job 3 on its node and reuses the file
+    assert rows["w0!4"]["node"] == rows["w0!3"]["node"] and int(rows["w0!4"]["transfer"]) == 0
+    assert float(rows["w0!3"]["end"]) - float(rows["w0!3"]["start"]) == pytest.approx(70, abs=0.02)
+    # job 5: 20 s load + 30 s > 31 s walltime
+    assert float(rows["w0!5"]["end"]) - float(rows["w0!5"]["start"]) == pytest.approx(31, abs=0.02)
+    assert "COMPLETED_WALLTIME_REACHED" in set(df["final_state"])

@@ -58,7 +58,7 @@ def write_jobs(jobs, path, bandwidth: float = 0.1) -> None:
         w = csv.writer(f)
         w.writerow(["id", "subtime", "start", "end", "cores", "node", "transfer", "waiting", "stretch"])
         for j in sorted((j for j in jobs if j.role == 1), key=lambda j: int(j.id) if j.id.isdigit() else j.id):
-            w.writerow([j.id, j.subtime, j.start, j.end, j.cores, j.node.index, j.transfer, j.waiting,
+            w.writerow([j.id, j.subtime, j.start, j.end, j.cores, j.node.index if j.node else "", j.transfer, j.waiting,
                         f"{stretch(j, bandwidth):.6f}"])
 
 

@@ -179,7 +179,7 @@ def to_batsim(jobs: list, out=None, nb_res: int = None) -> dict:
         profiles.setdefault(pname, {"type": "delay", "delay": j.delay})
         rec = {"id": j.id, "subtime": max(j.subtime, t0) if j.role in (-2, -1) else j.subtime,
                "res": j.cores, "walltime": j.walltime, "profile": pname,
-               "file": j.file, "file_size": float(j.size) * GB, "role": j.role,
+               "file": j.file, "file_size": float(j.size) * GB, "role": j.role, "delay": j.delay,
                "orig_subtime": j.subtime}
         if j.role == -2:
             rec["history_node"] = j.hist_node

@@ -50,6 +50,10 @@ SCHEDULERS: dict[str, tuple[str, dict]] = {
     "plan-1": ("burstbuffer.py", {"policy": "plan-1"}),
     "plan-2": ("burstbuffer.py", {"policy": "plan-2"}),
     "plan-3": ("burstbuffer.py", {"policy": "plan-3"}),
+    # data-locality policies of Gonthier et al. (RR-9497); the engine needs
+    # --enable-dynamic-jobs (see docs/locality.md)
+    **{f"loc-{p}": ("locality.py", {"policy": p}) for p in (
+        "fcfs", "eft", "lea", "leo", "lem", "fcfs-bf", "eft-bf", "lea-bf", "leo-bf", "lem-bf")},
 }
 
 
@@ -58,6 +62,7 @@ SCHEDULERS: dict[str, tuple[str, dict]] = {
 #: ``--enable-dynamic-jobs``, without ``--acknowledge-dynamic-jobs``).
 ENGINE_FLAGS: dict[str, tuple[str, ...]] = {
     "burstbuffer.py": ("--enable-dynamic-jobs",),
+    "locality.py": ("--enable-dynamic-jobs",),
 }
 
 
