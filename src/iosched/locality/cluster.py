@@ -67,10 +67,14 @@ class Data:
     on the node after the last user ended).
     """
 
-    __slots__ = ("id", "size", "load_end", "end", "users", "iv", "foreign_since")
+    __slots__ = ("id", "size", "load_end", "end", "users", "iv", "foreign_since", "node", "seq")
 
-    def __init__(self, fid: int, size):
-        self.id, self.size = fid, f32(size)
+    _count = 0
+
+    def __init__(self, fid: int, size, node: int = -1):
+        self.id, self.size, self.node = fid, f32(size), node
+        Data._count += 1
+        self.seq = Data._count   # creation order = the node's data list order
         self.load_end, self.end, self.users = -1, -1, 0
         self.iv: list = []
         self.foreign_since = False
@@ -86,7 +90,7 @@ class Node:
     order)."""
 
     __slots__ = ("index", "cores", "bandwidth", "memory", "free", "order", "avail",
-                 "running_end", "data", "row")
+                 "running_end", "data", "row", "live")
 
     def __init__(self, index: int, cores: int, bandwidth: float, memory: float):
         self.index, self.cores = index, cores
@@ -97,12 +101,13 @@ class Node:
         self.running_end: list = [None] * cores
         self.data: dict = {}
         self.row = None
+        self.live: dict = {}    # file id -> record with planning intervals
 
     def resort(self) -> None:
         """Sort the cores by (available time, id) (and refresh the
         cluster's matrix row of sorted available times)."""
         av = self.avail
-        self.order.sort(key=lambda k: (av[k], k))
+        self.order = sorted(range(self.cores), key=av.__getitem__)   # stable: ties by id
         if self.row is not None:
             self.row[:] = [av[k] for k in self.order]
 
@@ -137,8 +142,10 @@ def eviction_time(node: Node, file_id: int, pt: int, cores: int, m: int = 20):
     interval ends at or before ``pt``, times ``cores / m``, divided by the
     bandwidth."""
     total = f32(0.0)
-    for d in node.data.values():
-        if d.id != file_id and d.iv and pt >= d.iv[-1][2]:
+    live = node.live
+    recs = sorted(live.values(), key=lambda d: d.seq) if len(live) > 1 else live.values()
+    for d in recs:
+        if d.id != file_id and pt >= d.iv[-1][2]:
             total = f32(total + d.size)
     pct = f32(cores) / f32(m)
     return f32(f32(total * pct) / node.bandwidth)
@@ -183,17 +190,22 @@ class Cluster:
         self.live: set = set()      # records with planning intervals
         self._used: set = set()     # records with users > 0
         self._ended: list = []      # (time, record) whose last user ended
-        self.by_file: dict = {}     # file id -> set of node indexes holding a record
+        self.by_file: dict = {}     # file id -> set of node indexes with planning intervals
 
     # ------------------------------------------------------------- planning
     def holders(self, file_id: int):
-        """Indexes of the nodes that have a record of ``file_id``."""
-        return self.by_file.get(file_id, ())
+        """Indexes of the nodes where ``file_id`` has planning intervals
+        (elsewhere its load time is the full ``size / bandwidth``)."""
+        return self.by_file.get(file_id, {})
 
     def _record(self, node: Node, file_id: int, size) -> Data:
-        d = node.data[file_id] = Data(file_id, size)
-        self.by_file.setdefault(file_id, set()).add(node.index)
+        d = node.data[file_id] = Data(file_id, size, node.index)
         return d
+
+    def _live(self, d: Data, node_index: int) -> None:
+        self.live.add(d)
+        self.by_file.setdefault(d.id, {})[node_index] = d
+        self.nodes[node_index].live[d.id] = d
 
     def non_available(self, t: int) -> int:
         """Cores whose available time is after ``t`` (``get_nb_non_available_cores``)."""
@@ -219,10 +231,12 @@ class Cluster:
         file not displaced since), none otherwise."""
         for d in self.live:
             d.iv = []
+            self.nodes[d.node].live.pop(d.id, None)
         self.live = set()
+        self.by_file = {}
         for d in self._used:
             d.iv = [(t, t if d.load_end < t else d.load_end, d.end)]
-            self.live.add(d)
+            self._live(d, d.node)
         keep = []
         for te, d in self._ended:
             if d.users:
@@ -236,7 +250,7 @@ class Cluster:
             else:
                 keep.append((te, d))
             d.iv = [(t, t, t if self.cache_rule == "artifact" else FOREVER)]
-            self.live.add(d)
+            self._live(d, d.node)
         self._ended = keep
 
     def place(self, node: Node, start: int, walltime: int, cores: int, t: int) -> tuple:
@@ -261,7 +275,7 @@ class Cluster:
         if d is None:
             d = self._record(node, file_id, size)
         d.iv.append((start, start + load, end))
-        self.live.add(d)
+        self._live(d, node.index)
 
     # -------------------------------------------------------------- running
     def start(self, node: Node, cores: list, file_id: int, size, t: int, planned_end: int) -> tuple:

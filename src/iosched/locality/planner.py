@@ -104,6 +104,7 @@ class Planner:
         self.holes = [[] for _ in range(P)]   # per node: sorted [(hole start, core id)]
         self.now_busy = 0                      # cores taken at t in the plan (bf)
         self.decisions = 0
+        self._wcache: dict = {}
 
     # ------------------------------------------------------------ public
     def reset(self, t: int) -> None:
@@ -178,9 +179,12 @@ class Planner:
             i = int(np.argmin(eat))
             return i, int(eat[i]), 0, False
         P = self.P
-        Wv = np.full(P, float(W), dtype=f32)
-        Ev = np.full(P, float(E), dtype=f32)
+        key = (W, E)
+        if key not in self._wcache:
+            self._wcache[key] = (np.full(P, float(W), dtype=f32), np.full(P, float(E), dtype=f32))
+        Wv, Ev = self._wcache[key]
         if self.base == "leo":
+            Wv, Ev = Wv.copy(), Ev.copy()
             now = np.flatnonzero(eat == t)
             if now.size:
                 if self.leo_rule == "artifact":
@@ -191,23 +195,37 @@ class Planner:
                     Ev[now] = 0
         load = np.full(P, f32(j.size) / nodes[0].bandwidth, dtype=f32)
         if j.file:
-            for k in self.c.holders(j.file):
-                load[k] = load_time(nodes[k], j.file, j.size, int(eat[k]), t)
+            # load_time() inlined: a value stored in the binary32 array is
+            # rounded as the artifact's float division / int difference
+            for k, d in self.c.holders(j.file).items():
+                pt = eat[k]
+                for s_, le, e in d.iv:
+                    if s_ <= pt <= e:
+                        load[k] = 0.0 if le <= pt else le - t
+                        break
         base = (eat.astype(f32) + Wv * load).astype(f32)
         s0 = base.astype(np.int64)
+        # exact argmin (first index on ties) without scoring every node: the
+        # score is >= s0, so only nodes with s0 <= the best score can win
         best = None   # (score, node index, in hole, start, load)
-        for k in np.argsort(s0, kind="stable"):
-            k = int(k)
-            if best is not None and s0[k] > best[0]:
-                break
-            if Ev[k] > 0:
-                ev = eviction_time(nodes[k], j.file, int(eat[k]), j.cores, self.c.m)
-                sc = int(f32(base[k] + f32(Ev[k] * ev)))
-            else:
-                sc = int(s0[k])
-            cand = (sc, k, 0, int(eat[k]), load[k])
-            if best is None or cand[:3] < best[:3]:
-                best = cand
+        m0 = int(s0.min())
+
+        def consider(ks):
+            nonlocal best
+            for k in ks:
+                k = int(k)
+                if Ev[k] > 0:
+                    ev = eviction_time(nodes[k], j.file, int(eat[k]), j.cores, self.c.m)
+                    sc = int(f32(base[k] + f32(Ev[k] * ev)))
+                else:
+                    sc = int(s0[k])
+                cand = (sc, k, 0, int(eat[k]), load[k])
+                if best is None or cand[:3] < best[:3]:
+                    best = cand
+
+        consider(np.flatnonzero(s0 == m0))
+        if best[0] > m0:
+            consider(np.flatnonzero((s0 > m0) & (s0 <= best[0])))
         for k in sorted(extra or ()):
             ld = load_time(nodes[k], j.file, j.size, t, t) if j.file else f32(0.0)
             b = f32(f32(t) + f32(Wv[k] * ld))
