@@ -101,8 +101,9 @@ class Planner:
         self.leo_rule = leo_rule
         P = len(cluster.nodes)
         self.P = P
-        self.holes = [[] for _ in range(P)]   # per node: sorted [(hole start, core id)]
+        self.holes = [[] for _ in range(P)]   # per node: [(hole start, core id)], artifact order
         self.now_busy = 0                      # cores taken at t in the plan (bf)
+        self.biggest, self.biggest_id = 0, 0   # artifact's biggest_hole / biggest_hole_unique_id
         self.decisions = 0
         self._wcache: dict = {}
 
@@ -112,6 +113,7 @@ class Planner:
         self.c.reset_cores(t)
         self.holes = [[] for _ in range(self.P)]
         self.now_busy = 0
+        self.biggest = 0
 
     def plan(self, jobs: list, t: int) -> list:
         """Plan ``jobs`` (in order) at ``t``; returns the planned ones."""
@@ -134,6 +136,9 @@ class Planner:
                     nna, running = self._place(j, t, W, E, nna, running)
                 done.append(j)
             elif self.bf and busy_t < c.nb_cores:
+                if j.cores > self.biggest:
+                    j.start = -1
+                    continue
                 self.decisions += 1
                 W, E = self._weights(running)
                 ok, busy_t = self._backfill_only(j, t, W, E, busy_t)
@@ -277,6 +282,29 @@ class Planner:
             return None
         return from_hole, list(out_ids)
 
+    def _refresh_biggest(self, node) -> None:
+        """``get_new_biggest_hole``, called (as in the artifact) only when
+        the job went to the node that last had the biggest hole."""
+        if node.index != self.biggest_id:
+            return
+        self.biggest = -1
+        for k, h in enumerate(self.holes):
+            if len(h) > self.biggest:
+                self.biggest, self.biggest_id = len(h), k
+
+    @staticmethod
+    def _insert_hole(holes: list, start: int, cid: int) -> None:
+        """``insert_cores_in_a_hole_list_sorted_increasing_order``: by hole
+        start; a new core goes after the cores of equal start, except before
+        a head of equal start and larger id."""
+        if not holes or holes[0][0] > start or (holes[0][0] == start and holes[0][1] > cid):
+            holes.insert(0, (start, cid))
+            return
+        i = 0
+        while i + 1 < len(holes) and holes[i + 1][0] <= start:
+            i += 1
+        holes.insert(i + 1, (start, cid))
+
     def _commit_hole(self, j, node, t, from_hole, out_ids):
         holes = self.holes[node.index]
         used = set(from_hole)
@@ -315,13 +343,12 @@ class Planner:
                     if node.avail[cid] <= t:
                         nna += 1
                         if start > t:
-                            h = self.holes[node.index]
-                            h.append((start, cid))
-                            h.sort()
+                            self._insert_hole(self.holes[node.index], start, cid)
                     node.avail[cid] = start + j.walltime
                     if len(ids) == j.cores:
                         break
             node.resort()
+        self._refresh_biggest(node)
         j.start, j.node, j.cores_used, j.planned_load = start, node, ids, load
         if self.base != "fcfs":
             c.plan_interval(node, j.file, j.size, start, load, start + j.walltime)
@@ -334,7 +361,7 @@ class Planner:
         best = None
         for node in c.nodes:
             holes = self.holes[node.index]
-            if len(holes) < j.cores:
+            if not holes or len(holes) < j.cores:
                 continue
             end = t + j.walltime
             from_hole = [cid for hs, cid in holes if end <= hs][: j.cores]
@@ -354,7 +381,7 @@ class Planner:
             return False, busy_t
         _, node, from_hole, load = best
         self._commit_hole(j, node, t, from_hole, [])
+        self._refresh_biggest(node)
+        # (the artifact records no planning interval for a job placed here)
         j.start, j.node, j.cores_used, j.planned_load = t, node, from_hole, load
-        if self.base != "fcfs":
-            c.plan_interval(node, j.file, j.size, t, load, t + j.walltime)
         return True, busy_t + j.cores
