@@ -238,3 +238,24 @@ def test_engine_end_to_end_loads_reuse_and_walltime(tmp_path):
     # job 5: 20 s load + 30 s > 31 s walltime
     assert float(rows["w0!5"]["end"]) - float(rows["w0!5"]["start"]) == pytest.approx(31, abs=0.02)
     assert "COMPLETED_WALLTIME_REACHED" in set(df["final_state"])
+
+
+def test_usage_trace_and_figures(tmp_path):
+    from iosched.locality.figures import UsageTrace, main as figures_main
+    from iosched.locality.metrics import write_jobs
+
+    rnd = random.Random(5)
+    jobs = [J(i, rnd.randint(1, 500), rnd.randint(5, 200), 400, rnd.choice([1, 2, 4]), rnd.randint(1, 4), 8.0)
+            for i in range(1, 40)]
+    for pol in ("fcfs", "lea"):
+        c = Cluster(2, 4, 1.0, 128)
+        tr = UsageTrace()
+        res = replay([J(0, 0, 1, 1, 1, 0, 0, role=0)] + [LJob(j.id, j.subtime, j.delay, j.walltime, j.cores,
+                     j.file, j.size, 1, seq=j.seq) for j in jobs], Planner(c, pol), until_evaluated=False, trace=tr)
+        assert all(0 <= r[1] <= 8 and r[3] <= r[1] and r[4] <= r[1] and r[5] <= r[2] for r in tr.rows)
+        assert tr.rows[-1][1] == 0 and tr.rows[-1][2] == 0
+        tr.write(tmp_path / f"usage_{pol}.csv")
+        write_jobs(res["jobs"], tmp_path / f"jobs_{pol}.csv", 1.0)
+    assert figures_main(["--dir", str(tmp_path), "--total", "8"]) == 0
+    assert (tmp_path / "fig5_ratio_lea.png").stat().st_size > 1000
+    assert (tmp_path / "fig3_usage_fcfs.png").stat().st_size > 1000

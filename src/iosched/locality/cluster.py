@@ -186,6 +186,7 @@ class Cluster:
             n.row = self.A[n.index]
         self.nb_cores = self.m * len(self.nodes)
         self.running_nodes = 0
+        self.busy_cores = 0         # cores running a job
         self.cache_rule = cache_rule
         self.live: set = set()      # records with planning intervals
         self._used: set = set()     # records with users > 0
@@ -312,6 +313,7 @@ class Cluster:
         if node.free == node.cores:
             self.running_nodes += 1
         node.free -= len(cores)
+        self.busy_cores += len(cores)
         for k in cores:
             node.running_end[k] = planned_end
         return transfer, waiting
@@ -319,6 +321,7 @@ class Cluster:
     def end(self, node: Node, cores: list, file_id: int, t: int) -> None:
         """A job ends at ``t`` (``end_jobs`` and ``remove_data_from_node``)."""
         node.free += len(cores)
+        self.busy_cores -= len(cores)
         if node.free == node.cores:
             self.running_nodes -= 1
         for k in cores:

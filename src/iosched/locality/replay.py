@@ -55,9 +55,10 @@ def replay(jobs: list, planner: Planner, *, until_evaluated: bool = True, trace=
     :param planner: a :class:`~iosched.locality.planner.Planner` on a fresh cluster.
     :param until_evaluated: stop when every role-1 job started (the
         artifact); False runs until every job ended.
-    :param trace: optional callable ``trace(t, cluster, queue, loads)``
-        called after every event second (``loads``: heap of ``(end of load,
-        cores, role)`` of the loads in progress).
+    :param trace: optional callable ``trace(t, cluster, queue, loads,
+        started)`` called after every event second (``loads``: heap of
+        ``(end of load, cores, role)`` of the loads and load waits in
+        progress; ``started``: the started jobs so far).
     :returns: dict ``jobs`` (the started jobs, with ``start``, ``end``,
         ``transfer``, ``waiting``, ``node``), ``reuses`` (evaluated jobs that
         made no transfer or waited for another's), ``decisions`` (planned
@@ -167,7 +168,7 @@ def replay(jobs: list, planner: Planner, *, until_evaluated: bool = True, trace=
         if trace is not None:
             while load_ends and load_ends[0][0] <= t:
                 heapq.heappop(load_ends)
-            trace(t, c, queue, load_ends)
+            trace(t, c, queue, load_ends, started)
         while starts and starts[0][0] <= t:
             heapq.heappop(starts)
         if t > 2_000_000_000:

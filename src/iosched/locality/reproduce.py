@@ -18,6 +18,7 @@ from pathlib import Path
 
 from iosched.errors import InputError
 from iosched.locality.cluster import Cluster
+from iosched.locality.figures import UsageTrace
 from iosched.locality.metrics import summarize, write_jobs, write_summary
 from iosched.locality.planner import POLICIES, Planner
 from iosched.locality.replay import replay
@@ -26,8 +27,9 @@ from iosched.locality.workload import read_artifact, read_cluster
 DATA = Path("/work/shared/data/uppmax")
 
 
-def run_policy(workload, cluster_file, policy, **opts) -> tuple:
-    """One policy on a day: ``(summary row, result dict of replay, seconds)``."""
+def run_policy(workload, cluster_file, policy, trace=None, **opts) -> tuple:
+    """One policy on a day: ``(summary row, result dict of replay, seconds)``
+    (``trace``: see :func:`~iosched.locality.replay.replay`)."""
     nodes = read_cluster(cluster_file)
     m = nodes[0]["cores"]
     jobs = read_artifact(workload, m)
@@ -35,7 +37,7 @@ def run_policy(workload, cluster_file, policy, **opts) -> tuple:
                 cache_rule=opts.pop("cache_rule", "artifact"))
     p = Planner(c, policy, **opts)
     t0 = time.perf_counter()
-    res = replay(jobs, p)
+    res = replay(jobs, p, trace=trace)
     sec = time.perf_counter() - t0
     return summarize(res["jobs"], policy, float(nodes[0]["bandwidth"])), res, sec
 
@@ -47,6 +49,7 @@ def main(argv=None) -> int:
     ap.add_argument("--policies", default=",".join(POLICIES))
     ap.add_argument("--out", default="results/locality")
     ap.add_argument("--name", default="uppmax_paper")
+    ap.add_argument("--usage", default="", help="policies whose cluster usage is traced (Fig. 3)")
     a = ap.parse_args(argv)
     try:
         pols = [p.strip() for p in a.policies.split(",") if p.strip()]
@@ -56,8 +59,14 @@ def main(argv=None) -> int:
         out = Path(a.out)
         out.mkdir(parents=True, exist_ok=True)
         rows, timing = [], {}
+        traced = {p.strip() for p in a.usage.split(",") if p.strip()}
         for p in pols:
-            row, res, sec = run_policy(a.workload, a.cluster, p)
+            tr = UsageTrace() if p in traced else None
+            row, res, sec = run_policy(a.workload, a.cluster, p, trace=tr)
+            if tr is not None:
+                tr.write(out / f"usage_{p}.csv")
+                ev = sorted(j.subtime for j in res["jobs"] if j.role == 1)
+                (out / "evaluated_window.json").write_text(json.dumps([ev[0], ev[-1]]))
             rows.append(row)
             write_jobs(res["jobs"], out / f"jobs_{p}.csv")
             timing[p] = {"wall_s": round(sec, 1), "passes": res["passes"], "decisions": res["decisions"],
