@@ -187,6 +187,7 @@ class Cluster:
         self.nb_cores = self.m * len(self.nodes)
         self.running_nodes = 0
         self.busy_cores = 0         # cores running a job
+        self.dirty: set = set()     # nodes whose cores changed since the last reset
         self.cache_rule = cache_rule
         self.live: set = set()      # records with planning intervals
         self._used: set = set()     # records with users > 0
@@ -214,8 +215,15 @@ class Cluster:
 
     def reset_cores(self, t: int) -> None:
         """Every core available at ``t``, or at the planned end of the job
-        running on it (``reset_cores``)."""
-        for n in self.nodes:
+        running on it (``reset_cores``).
+
+        Only the nodes touched since the last reset are rebuilt: on the
+        others, the free cores keep the (earlier) time of that reset, which
+        orders, compares and counts exactly as ``t`` would (every test is
+        ``<= t`` or clipped to ``t``) and running cores are unchanged."""
+        dirty, self.dirty = self.dirty, set()
+        for i in dirty:
+            n = self.nodes[i]
             if n.free == n.cores:
                 n.avail = [t] * n.cores
                 n.order = list(range(n.cores))
@@ -258,6 +266,7 @@ class Cluster:
         """Reserve ``cores`` first cores of ``node`` on ``[start, start +
         walltime)``; returns ``(core ids, cores that were available at t)``."""
         ids = node.order[:cores]
+        self.dirty.add(node.index)
         newly = 0
         end = start + walltime
         for k in ids:
@@ -310,6 +319,7 @@ class Cluster:
                 for o in node.data.values():
                     if o is not d and o.users == 0:
                         o.foreign_since = True
+        self.dirty.add(node.index)
         if node.free == node.cores:
             self.running_nodes += 1
         node.free -= len(cores)
@@ -320,6 +330,7 @@ class Cluster:
 
     def end(self, node: Node, cores: list, file_id: int, t: int) -> None:
         """A job ends at ``t`` (``end_jobs`` and ``remove_data_from_node``)."""
+        self.dirty.add(node.index)
         node.free += len(cores)
         self.busy_cores -= len(cores)
         if node.free == node.cores:

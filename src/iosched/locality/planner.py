@@ -104,6 +104,7 @@ class Planner:
         self.holes = [[] for _ in range(P)]   # per node: [(hole start, core id)], artifact order
         self.now_busy = 0                      # cores taken at t in the plan (bf)
         self.biggest, self.biggest_id = 0, 0   # artifact's biggest_hole / biggest_hole_unique_id
+        self._holed: set = set()               # nodes with holes
         self.decisions = 0
         self._wcache: dict = {}
 
@@ -111,7 +112,9 @@ class Planner:
     def reset(self, t: int) -> None:
         """Full re-plan: cores back to their running state (``reset_cores``)."""
         self.c.reset_cores(t)
-        self.holes = [[] for _ in range(self.P)]
+        for i in self._holed:
+            self.holes[i] = []
+        self._holed = set()
         self.now_busy = 0
         self.biggest = 0
 
@@ -311,17 +314,19 @@ class Planner:
         self.holes[node.index] = [h for h in holes if h[1] not in used]
         for k in out_ids:
             node.avail[k] = t + j.walltime
+        self.c.dirty.add(node.index)
         node.resort()
 
     def _place_bf(self, j, t, W, E, nna, busy_t, running):
         c = self.c
         eat = self._eats(j, t)
         extra = {}
-        for node in c.nodes:
-            if self.holes[node.index]:
+        for i in sorted(self._holed):
+            node = c.nodes[i]
+            if self.holes[i]:
                 fit = self._hole_fit(j, node, t)
                 if fit is not None:
-                    extra[node.index] = fit
+                    extra[i] = fit
         k, start, load, hole = self._best(j, t, eat, W, E, extra)
         node = c.nodes[k]
         if self.base == "lem" and node.free == node.cores and start == t and \
@@ -336,6 +341,7 @@ class Planner:
         else:
             if start == t:
                 busy_t += j.cores
+            c.dirty.add(node.index)
             ids = []
             for cid in range(node.cores):
                 if node.avail[cid] <= start:
@@ -344,6 +350,7 @@ class Planner:
                         nna += 1
                         if start > t:
                             self._insert_hole(self.holes[node.index], start, cid)
+                            self._holed.add(node.index)
                     node.avail[cid] = start + j.walltime
                     if len(ids) == j.cores:
                         break
@@ -359,8 +366,9 @@ class Planner:
         if self.base == "leo":
             W, E = 1, 0
         best = None
-        for node in c.nodes:
-            holes = self.holes[node.index]
+        for i in sorted(self._holed):
+            node = c.nodes[i]
+            holes = self.holes[i]
             if not holes or len(holes) < j.cores:
                 continue
             end = t + j.walltime
