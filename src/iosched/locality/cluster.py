@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from iosched.errors import InputError
+from iosched.errors import InputError, ProfileError
 
 __all__ = ["Data", "Node", "Cluster", "f32", "transfer_seconds", "load_time", "eviction_time",
            "score", "CACHE_RULES"]
@@ -293,6 +293,9 @@ class Cluster:
         ``add_data_in_node``); returns ``(transfer, waiting)`` in s: the load
         it makes, or the time it waits for another job's load to end (one of
         them is 0)."""
+        for k in cores:
+            if node.running_end[k] is not None:
+                raise ProfileError(f"locality: core {k} of node {node.index} already runs a job at t={t}")
         transfer = waiting = 0
         if file_id:
             d = node.data.get(file_id)

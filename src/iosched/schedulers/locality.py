@@ -100,6 +100,7 @@ class LocalityPolicy:
         self.rids: list = []      # node index -> list of resource ids by core index
         self.hist_done = False
         self.cache_rule, self.bandwidth, self.clock = "artifact", 0.1, (lambda: 0.0)
+        self.ends: list = []      # heap of (planned end = start + walltime, job id)
 
     def on_job_end(self, s, running, early) -> None:
         """A job ended: its cores and file leave the cluster model."""
@@ -122,9 +123,34 @@ class LocalityPolicy:
         for j in s.queue:
             lj = j.request[0]
             if lj.start == t:
+                if any(lj.node.running_end[k] is not None for k in lj.cores_used):
+                    # planned after a job killed at its walltime at this second, which
+                    # Batsim reports a few ms later: the end triggers a re-plan
+                    continue
                 res = [self.rids[lj.node.index][k] for k in lj.cores_used]
                 lj.transfer, lj.waiting = c.start(lj.node, lj.cores_used, lj.file, lj.size, t, t + lj.walltime)
                 s.start(j, now, Allocation(ProcSet(*res)))
+                heapq.heappush(self.ends, (t + lj.walltime, j.id))
+
+    def _hold_overruns(self, s, t) -> None:
+        """A job killed at its walltime ends a few ms after ``start +
+        walltime`` on the engine (the artifact ends it at that second): until
+        Batsim reports its end, its cores stay busy one more second."""
+        c = self.planner.c
+        while self.ends and self.ends[0][0] <= t:
+            _, jid = heapq.heappop(self.ends)
+            rec = s.running.get(jid)
+            if rec is None:
+                continue
+            lj = rec.job.request[0]
+            node = lj.node
+            for k in lj.cores_used:
+                node.running_end[k] = t + 1
+                if node.avail[k] < t + 1:
+                    node.avail[k] = t + 1
+            c.dirty.add(node.index)
+            node.resort()
+            heapq.heappush(self.ends, (t + 1, jid))
 
     def schedule(self, s, now: float) -> None:
         """One pass at ``now`` (s): history jobs on their nodes (first pass),
@@ -148,6 +174,7 @@ class LocalityPolicy:
                 ids, _ = c.place(node, eat, lj.walltime, lj.cores, t)
                 lj.start, lj.node, lj.cores_used = eat, node, ids
             new = [j for j in new if j.request[0].role != -2]
+        self._hold_overruns(s, t)
         self._start_due(s, now, t)
         if self.ended and len(s):
             hist = [j for j in s.queue if j.request[0].role == -2]
