@@ -259,3 +259,24 @@ def test_usage_trace_and_figures(tmp_path):
     assert figures_main(["--dir", str(tmp_path), "--total", "8"]) == 0
     assert (tmp_path / "fig5_ratio_lea.png").stat().st_size > 1000
     assert (tmp_path / "fig3_usage_fcfs.png").stat().st_size > 1000
+
+
+def test_engine_job_after_a_walltime_kill_waits_for_its_report(tmp_path):
+    """Job 2 is planned at job 1's walltime end on the same cores; Batsim
+    reports the kill a few ms later, and job 2 starts only then."""
+    import csv
+
+    from iosched.api import simulate
+    from iosched.locality.platform import locality_xml
+
+    (tmp_path / "p.xml").write_text(locality_xml(1, 4, 1e9, 128e9, "paper"))
+    jobs = [J(0, 0, 1, 5, 1, 0, 0, 0), J(1, 5, 100, 50, 4, 1, 10.0), J(2, 6, 20, 100, 4, 1, 10.0)]
+    to_batsim(jobs, tmp_path / "w.json", nb_res=4)
+    simulate(tmp_path / "p.xml", tmp_path / "w.json", "loc-fcfs", {"out": str(tmp_path / "r"), "bandwidth": 1e9},
+             output_dir=tmp_path / "o")
+    rows = {r["id"]: r for r in csv.DictReader(open(tmp_path / "r_jobs.csv"))}
+    one, two = rows["w0!1"], rows["w0!2"]
+    assert float(one["end"]) - float(one["start"]) == pytest.approx(50, abs=0.02)
+    assert float(one["end"]) <= float(two["start"]) < float(one["end"]) + 1.01
+    # the file is still valid: job 1's copy ended within that second (artifact rule)
+    assert int(two["transfer"]) == 0 and int(two["waiting"]) == 0
