@@ -280,3 +280,22 @@ def test_engine_job_after_a_walltime_kill_waits_for_its_report(tmp_path):
     assert float(one["end"]) <= float(two["start"]) < float(one["end"]) + 1.01
     # the file is still valid: job 1's copy ended within that second (artifact rule)
     assert int(two["transfer"]) == 0 and int(two["waiting"]) == 0
+
+
+def test_swf_cli(tmp_path):
+    import json
+
+    from iosched.locality.workload import main as wl_main
+
+    swf = tmp_path / "t.swf"
+    swf.write_text("; MaxProcs: 40\n"
+                   "1 0 5 100 4 -1 -1 4 200 -1 1 7 -1 -1 -1 -1 -1 -1\n"
+                   "2 300 5 100 4 -1 -1 4 200 -1 1 7 -1 -1 -1 -1 -1 -1\n"
+                   "3 400 5 100 30 -1 -1 30 200 -1 1 8 -1 -1 -1 -1 -1 -1\n")
+    assert wl_main(["swf", str(swf), str(tmp_path / "o.json"), "--nb-res", "40"]) == 0
+    wl = json.loads((tmp_path / "o.json").read_text())
+    files = {j["id"]: j["file"] for j in wl["jobs"]}
+    assert files["1"] == files["2"] and files["3.0"] != files["1"] and {j["res"] for j in wl["jobs"]} == {4, 20, 10}
+    bad = tmp_path / "bad.swf"
+    bad.write_text("1 0 5 100 4 -1 -1 4 200 -1 1 -1 -1 -1 -1 -1 -1 -1\n")
+    assert wl_main(["swf", str(bad), str(tmp_path / "b.json")]) == 2

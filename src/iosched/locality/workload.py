@@ -22,11 +22,16 @@ Errors are one line naming the file, line and field
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from pathlib import Path
+
+import pandas as pd
 
 from iosched.errors import InputError
 from iosched.locality.planner import LJob
+from iosched.workloads.swf import read_swf
 
 __all__ = ["FIELDS", "ROLES", "read_artifact", "read_cluster", "to_batsim", "from_swf", "GB"]
 
@@ -226,3 +231,54 @@ def from_swf(swf_jobs, cores_per_node: int = 20, memory_gb: float = 128.0, windo
             out.append(LJob(jid, int(r["subtime"]), max(1, int(r["runtime"])), max(1, int(r["walltime"])),
                             c, g[1], c / cores_per_node * memory_gb, role, seq=len(out)))
     return out
+
+
+def swf_records(path) -> list:
+    """Records for :func:`from_swf` from an SWF file: completed-or-not jobs
+    with a run time, processors (allocated, else requested), requested time
+    (else the run time) and user id.
+
+    :raises InputError: as :func:`iosched.workloads.swf.read_swf`, or a job
+        without user id (one line naming the SWF line)."""
+    df = read_swf(path).jobs
+    out = []
+    for line, r in df.iterrows():
+        if pd.isna(r["run_time"]) or r["run_time"] <= 0 or pd.isna(r["submit_time"]):
+            continue
+        procs = r["allocated_processors"] if not pd.isna(r["allocated_processors"]) else r["requested_processors"]
+        if pd.isna(procs) or procs < 1:
+            continue
+        if pd.isna(r["user_id"]):
+            raise InputError(f"{path} line {line}: field user_id is missing (the file-sharing rule needs user ids)")
+        wall = r["requested_time"] if not pd.isna(r["requested_time"]) and r["requested_time"] > 0 else r["run_time"]
+        out.append({"id": int(r["job_number"]), "subtime": int(r["submit_time"]), "runtime": int(r["run_time"]),
+                    "walltime": int(max(wall, r["run_time"])), "cores": int(procs), "user": int(r["user_id"])})
+    return out
+
+
+def main(argv=None) -> int:
+    """``python -m iosched.locality.workload artifact IN.txt OUT.json`` or
+    ``... swf IN.swf OUT.json [--cores 20 --memory 128 --window 800]``."""
+    ap = argparse.ArgumentParser(prog="python -m iosched.locality.workload")
+    ap.add_argument("kind", choices=("artifact", "swf"))
+    ap.add_argument("input")
+    ap.add_argument("output")
+    ap.add_argument("--cores", type=int, default=20, help="cores per node")
+    ap.add_argument("--memory", type=float, default=128.0, help="GB per node (file-size rule)")
+    ap.add_argument("--window", type=float, default=800.0, help="s (file-sharing rule)")
+    ap.add_argument("--nb-res", type=int, default=9720, help="nb_res of the Batsim workload")
+    a = ap.parse_args(argv)
+    try:
+        if a.kind == "artifact":
+            jobs = read_artifact(a.input, a.cores)
+        else:
+            jobs = from_swf(swf_records(a.input), a.cores, a.memory, a.window)
+        to_batsim(jobs, a.output, a.nb_res)
+    except (InputError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
