@@ -48,11 +48,13 @@ def history_order(jobs: list) -> list:
     return out
 
 
-def replay(jobs: list, planner: Planner, *, until_evaluated: bool = True, trace=None) -> dict:
+def replay(jobs: list, planner: Planner, *, until_evaluated: bool = True, trace=None,
+           start: int = None) -> dict:
     """Run the artifact's loop (module doc) on ``jobs`` (fresh
     :class:`~iosched.locality.planner.LJob` objects, file order).
 
     :param planner: a :class:`~iosched.locality.planner.Planner` on a fresh cluster.
+    :param start: day 0 (s); default :func:`~iosched.locality.workload.day0`.
     :param until_evaluated: stop when every role-1 job started (the
         artifact); False runs until every job ended.
     :param trace: optional callable ``trace(t, cluster, queue, loads,
@@ -68,7 +70,7 @@ def replay(jobs: list, planner: Planner, *, until_evaluated: bool = True, trace=
     """
     c: Cluster = planner.c
     P = len(c.nodes)
-    t = day0(jobs)
+    t = day0(jobs) if start is None else int(start)
     hist = history_order([j for j in jobs if j.role == -2])
     pending = [j for j in jobs if j.role != -2]
     pending.sort(key=lambda j: j.subtime)   # stable: file order on ties

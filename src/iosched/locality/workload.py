@@ -167,7 +167,7 @@ def day0(jobs: list) -> int:
     return 0
 
 
-def to_batsim(jobs: list, out=None, nb_res: int = None) -> dict:
+def to_batsim(jobs: list, out=None, nb_res: int = None, start: int = None) -> dict:
     """Batsim workload of locality jobs: one ``delay`` profile per job
     (``delay`` s of computation; the load is the scheduler's dynamic job);
     ``res`` = cores, ``walltime``, ``subtime`` (jobs of role -2/-1 at day 0),
@@ -175,9 +175,10 @@ def to_batsim(jobs: list, out=None, nb_res: int = None) -> dict:
     ``history_node``, ``history_start``, ``orig_subtime``.
 
     :param out: if given, path where the JSON is written.
+    :param start: day 0 (s); default :func:`day0` of the jobs.
     :returns: the workload dict.
     """
-    t0 = day0(jobs)
+    t0 = day0(jobs) if start is None else int(start)
     wl_jobs, profiles = [], {}
     for j in jobs:
         pname = f"d{j.delay}"
