@@ -172,7 +172,9 @@ def to_batsim(jobs: list, out=None, nb_res: int = None, start: int = None) -> di
     (``delay`` s of computation; the load is the scheduler's dynamic job);
     ``res`` = cores, ``walltime``, ``subtime`` (jobs of role -2/-1 at day 0),
     and the extra fields ``file``, ``file_size`` (bytes), ``role``,
-    ``history_node``, ``history_start``, ``orig_subtime``.
+    ``history_node``, ``history_start``, ``orig_subtime``, ``seq`` (rank in
+    the input file: the queue order, as Batsim may announce jobs submitted
+    at one instant in another order).
 
     :param out: if given, path where the JSON is written.
     :param start: day 0 (s); default :func:`day0` of the jobs.
@@ -186,7 +188,7 @@ def to_batsim(jobs: list, out=None, nb_res: int = None, start: int = None) -> di
         rec = {"id": j.id, "subtime": max(j.subtime, t0) if j.role in (-2, -1) else j.subtime,
                "res": j.cores, "walltime": j.walltime, "profile": pname,
                "file": j.file, "file_size": float(j.size) * GB, "role": j.role, "delay": j.delay,
-               "orig_subtime": j.subtime}
+               "orig_subtime": j.subtime, "seq": j.seq}
         if j.role == -2:
             rec["history_node"] = j.hist_node
             rec["history_start"] = j.hist_start

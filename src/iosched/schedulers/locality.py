@@ -80,7 +80,14 @@ def read_locality_job(batsim_job) -> tuple:
               int(d.get("history_start", -1)), int(d.get("history_node", -1)))
     lj.batsim = batsim_job
     lj.hist_start = int(d.get("history_start", -1))
+    lj.seq = int(d.get("seq", -1))
     return int(batsim_job.requested_resources), float(lj.walltime), {}, (lj, prof)
+
+
+def file_order(job) -> tuple:
+    """Queue order: the job's rank in the input file (workload field
+    ``seq``; the artifact's list order), then arrival."""
+    return (job.request[0].seq, job.seq)
 
 
 class LocalityPolicy:
@@ -218,7 +225,7 @@ class Locality(PybatsimScheduler):
         self.t_start: dict = {}      # static id -> start time (s)
         self.pending: list = []      # heap of (time, static id): compute phases waiting for a load
         self._notified = False
-        return Scheduler(self.pol, read_job=read_locality_job, name="Locality")
+        return Scheduler(self.pol, order=file_order, read_job=read_locality_job, name="Locality")
 
     def accepts(self, batsim_job) -> bool:
         """Our own dynamic jobs are not workload jobs."""
