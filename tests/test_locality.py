@@ -299,3 +299,13 @@ def test_swf_cli(tmp_path):
     bad = tmp_path / "bad.swf"
     bad.write_text("1 0 5 100 4 -1 -1 4 200 -1 1 -1 -1 -1 -1 -1 -1 -1\n")
     assert wl_main(["swf", str(bad), str(tmp_path / "b.json")]) == 2
+
+
+def test_registry_names_and_engine_flag():
+    from iosched.sched.registry import REPO_ROOT, required_engine_args, resolve
+
+    for p in POLICIES:
+        path, opts = resolve(f"loc-{p}")
+        assert path.name == "locality.py" and opts == {"policy": p}
+        assert required_engine_args(path) == ("--enable-dynamic-jobs",)
+    assert required_engine_args(REPO_ROOT / "schedulers" / "locality.py") == ("--enable-dynamic-jobs",)
