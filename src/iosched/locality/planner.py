@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from iosched.errors import InputError
-from iosched.locality.cluster import Cluster, eviction_time, f32, load_time, score
+from iosched.locality.cluster import Cluster, eviction_time, f32, load_time
 
 __all__ = ["POLICIES", "Planner", "LJob"]
 
