@@ -93,8 +93,15 @@ def file_order(job) -> tuple:
 class LocalityPolicy:
     """The artifact's passes on the core (see module doc).
 
-    :param planner: a :class:`~iosched.locality.planner.Planner` whose
-        cluster is built at the first pass from the core's machine.
+    :param make_planner: ``make_planner(cluster) ->``
+        :class:`~iosched.locality.planner.Planner`; the
+        :class:`~iosched.locality.cluster.Cluster` is built at the first pass
+        from the core's machine (nodes of the platform's ``node`` property,
+        cores per node, ``memory`` in bytes).
+    :raises InputError: a platform without compute node.
+
+    Attributes set by the scheduler: ``cache_rule``, ``bandwidth`` (GB/s),
+    ``clock`` (callable giving the engine time, s).
     """
 
     def __init__(self, make_planner):
