@@ -70,6 +70,10 @@ SCHEDULERS: dict[str, tuple[str, dict]] = {
     "io-aware": ("pfsbw.py", {"policy": "io-aware"}),
     "adaptive": ("pfsbw.py", {"policy": "adaptive"}),
     "adaptive-naive": ("pfsbw.py", {"policy": "adaptive", "variant": "naive"}),
+    # data-locality policies of Gonthier et al. (RR-9497); the engine needs
+    # --enable-dynamic-jobs (see docs/locality.md)
+    **{f"loc-{p}": ("locality.py", {"policy": p}) for p in (
+        "fcfs", "eft", "lea", "leo", "lem", "fcfs-bf", "eft-bf", "lea-bf", "leo-bf", "lem-bf")},
 }
 
 
@@ -79,6 +83,7 @@ SCHEDULERS: dict[str, tuple[str, dict]] = {
 ENGINE_FLAGS: dict[str, tuple[str, ...]] = {
     "burstbuffer.py": ("--enable-dynamic-jobs",),
     "listpack.py": ("--enable-dynamic-jobs",),
+    "locality.py": ("--enable-dynamic-jobs",),
 }
 
 

@@ -1,0 +1,83 @@
+"""Benchmark of the locality policies on the Uppmax day (21,819 jobs, 9,720 cores).
+
+``python -m iosched.bench.locality [--policies lea,...] [--out results/bench]``
+runs each policy with the artifact's loop (:mod:`iosched.locality.replay`)
+and writes ``results/bench/locality_<policy>.json``: wall time (s), CPU time
+of the process (s), planning passes, decisions (jobs planned), and the time
+per pass (median, p99, max, s) for queue-length buckets (jobs handed to the
+pass: 1, 2-9, 10-99, 100-999, 1000+), plus the machine calibration
+(:func:`iosched.bench.common.calibrate`). Target (issue 15): at most the
+artifact's ~4 min per policy on this machine type.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from iosched.bench.common import calibrate, cpu_times, steal_share, write_result
+from iosched.errors import InputError
+from iosched.locality.planner import POLICIES
+from iosched.locality.reproduce import DATA, run_policy
+
+__all__ = ["main", "bucket_stats"]
+
+#: artifact's time per policy on this machine type (s), from the issue
+TARGET_S = 240.0
+
+BUCKETS = ((1, 1), (2, 9), (10, 99), (100, 999), (1000, 10**9))
+
+
+def bucket_stats(pass_times) -> dict:
+    """``{"1": {...}, "2-9": {...}}``: count, median, p99, max (s) of the
+    pass times per queue-length bucket (``pass_times``: (length, s) pairs)."""
+    out = {}
+    for lo, hi in BUCKETS:
+        xs = np.array([s for n, s in pass_times if lo <= n <= hi])
+        if xs.size:
+            name = str(lo) if lo == hi else (f"{lo}-{hi}" if hi < 10**9 else f"{lo}+")
+            out[name] = {"passes": int(xs.size), "median_s": float(np.median(xs)),
+                         "p99_s": float(np.percentile(xs, 99)), "max_s": float(xs.max())}
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m iosched.bench.locality")
+    ap.add_argument("--policies", default=",".join(POLICIES))
+    ap.add_argument("--workload", default=str(DATA / "2022-09-10_V10000_anonymous.txt"))
+    ap.add_argument("--cluster", default=str(DATA / "cluster_450_128_32_256_4_1024.txt"))
+    ap.add_argument("--out", default="results/bench")
+    a = ap.parse_args(argv)
+    try:
+        cal = calibrate()
+        for p in [p.strip() for p in a.policies.split(",") if p.strip()]:
+            if p not in POLICIES:
+                raise InputError(f"--policies: {p!r} is unknown")
+            before = cpu_times()
+            c0 = time.process_time()
+            t0 = time.perf_counter()
+            row, res, _ = run_policy(a.workload, a.cluster, p)
+            wall = time.perf_counter() - t0
+            cpu = time.process_time() - c0
+            write_result({"benchmark": "locality_uppmax", "policy": p, "wall_s": round(wall, 1),
+                          "cpu_s": round(cpu, 1), "target_s": TARGET_S, "target_met": wall <= TARGET_S,
+                          "passes": res["passes"], "decisions": res["decisions"],
+                          "planning_s": round(res["seconds"], 1),
+                          "per_pass_by_queue_length": bucket_stats(res["pass_times"]),
+                          "mean_stretch": row["mean_stretch"], "reuses": row["reuses"],
+                          "load_average_1min": os.getloadavg()[0],
+                          "cpu_steal_share_during_run": steal_share(before, cpu_times()),
+                          "calibration": cal}, Path(a.out) / f"locality_{p}.json")
+    except InputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,18 @@
+"""Data-locality batch scheduling (Gonthier, Marchal, Thibault, Larsson,
+Nettelblad, "Locality-aware batch scheduling of I/O intensive workloads",
+Inria RR-9497, 2023).
+
+* :mod:`iosched.locality.cluster` -- nodes of cores keeping input files in
+  memory, the artifact's validity rule, load and eviction times, scores;
+* :mod:`iosched.locality.planner` -- the ten policies (fcfs, eft, lea, leo,
+  lem and their -bf variants) as planning passes;
+* :mod:`iosched.locality.replay` -- the artifact's event loop without the
+  engine (the reference for the reproduction);
+* :mod:`iosched.locality.workload` -- the artifact's workload and cluster
+  formats, Batsim JSON, SWF with the paper's file-sharing rule;
+* :mod:`iosched.locality.platform` -- SimGrid platforms of n nodes x m cores
+  with the ``paper`` and ``shared-pfs`` I/O models;
+* :mod:`iosched.locality.metrics` -- stretch, reuses, load times, figures.
+
+The Batsim scheduler is :mod:`iosched.schedulers.locality`. See ``docs/locality.md``.
+"""

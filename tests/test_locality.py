@@ -1,0 +1,311 @@
+"""Locality family (Gonthier et al., RR-9497): cache rules, scores, policies, inputs."""
+
+import random
+
+import numpy as np
+import pytest
+
+from iosched.errors import InputError
+from iosched.locality.cluster import Cluster, eviction_time, f32, load_time, score, transfer_seconds
+from iosched.locality.metrics import summarize
+from iosched.locality.planner import POLICIES, LJob, Planner
+from iosched.locality.replay import history_order, replay
+from iosched.locality.workload import from_swf, read_artifact, to_batsim
+
+
+def J(i, sub, delay, wall, cores, f, size, role=1):
+    return LJob(str(i), sub, delay, wall, cores, f, size, role, seq=i)
+
+
+def run(jobs, policy="lea", nodes=1, cores=4, bw=1.0, rule="artifact", **kw):
+    c = Cluster(nodes, cores, bw, 128, cache_rule=rule)
+    # one warm-up job marks day 0 at t=0 (it asks nothing of interest)
+    res = replay([J(0, 0, 1, 1, 1, 0, 0, role=0)] + jobs, Planner(c, policy, **kw), until_evaluated=False)
+    return {j.id: j for j in res["jobs"]}, res
+
+
+def test_transfer_seconds_binary32():
+    assert transfer_seconds(128.0, 0.1) == 1280
+    assert transfer_seconds(6.4, 0.1) == int(np.float32(6.4) / np.float32(0.1))
+
+
+def test_reuse_in_parallel_and_wait_for_load():
+    # two jobs of file 1 submitted together on a 4-core node: the first loads
+    # (10 s), the second starts with it and waits for that load
+    got, res = run([J(1, 5, 100, 1000, 2, 1, 10.0), J(2, 5, 100, 1000, 2, 1, 10.0)])
+    assert got["1"].transfer == 10 and got["1"].waiting == 0
+    assert got["2"].transfer == 0 and got["2"].waiting == 10
+    assert got["2"].end == got["2"].start + 100 + 10
+    assert res["reuses"] == 1   # job 2 waited for job 1's load
+
+
+def test_wait_for_load_in_progress_started_later():
+    # job 2 arrives while job 1 loads: it waits for the rest of the load only
+    got, _ = run([J(1, 5, 100, 1000, 2, 1, 10.0), J(2, 9, 100, 1000, 2, 1, 10.0)])
+    assert got["1"].start == 5 and got["1"].transfer == 10
+    assert got["2"].start == 9 and got["2"].waiting == 15 - 9 and got["2"].transfer == 0
+
+
+def test_consecutive_reuse_same_second_only_in_artifact_rule():
+    # job 2 (4 cores) must wait for job 1 to end; it starts in the same second
+    # and reuses the file; job 3, starting after a gap, reloads it (artifact)
+    # (walltime = delay + load: the artifact re-plans only when a job ends with
+    # jobs waiting, so cores keep their planned ends until then)
+    jobs = [J(1, 5, 50, 60, 4, 1, 10.0), J(2, 6, 50, 60, 4, 1, 10.0), J(3, 500, 50, 60, 4, 1, 10.0)]
+    got, _ = run(jobs)
+    assert got["2"].start == got["1"].end and got["2"].transfer == 0 and got["2"].waiting == 0
+    assert got["3"].start == 500 and got["3"].transfer == 10
+    # the paper's reading keeps the copy while no other file displaced it
+    got, _ = run(jobs, rule="paper")
+    assert got["3"].transfer == 0
+
+
+def test_loss_after_a_job_of_another_file_paper_rule():
+    jobs = [J(1, 5, 50, 60, 4, 1, 10.0), J(2, 100, 50, 60, 4, 2, 10.0), J(3, 300, 50, 60, 4, 1, 10.0)]
+    got, _ = run(jobs, rule="paper")
+    assert got["2"].transfer == 10
+    assert got["3"].transfer == 10   # file 2's job displaced file 1
+
+
+def _no_overlap(jobs):
+    busy = {}
+    for j in jobs:
+        for k in j.cores_used:
+            busy.setdefault((j.node.index, k), []).append((j.start, j.end, j.id))
+    for ivs in busy.values():
+        ivs.sort()
+        for a, b in zip(ivs, ivs[1:]):
+            assert a[1] <= b[0], (a, b)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_no_core_used_twice_and_every_job_runs(policy):
+    rnd = random.Random(7)
+    jobs = []
+    for i in range(1, 80):
+        cores = rnd.choice([1, 2, 4])
+        d = rnd.randint(5, 300)
+        jobs.append(J(i, rnd.randint(1, 2000), d, d + rnd.randint(0, 400), cores, rnd.randint(1, 6),
+                      cores * 8.0))
+    got, res = run(jobs, policy, nodes=3, cores=4)
+    assert len(got) == 80
+    _no_overlap(list(got.values()))
+    for j in got.values():
+        assert j.start >= j.subtime
+        assert j.end - j.start <= j.walltime
+
+
+def test_score_functions_hand_computed():
+    c = Cluster(1, 20, 0.1, 128)
+    n = c.nodes[0]
+    c.plan_interval(n, 7, 12.8, 100, 128, 1000)   # file 7 used on (100, 228, 1000)
+    c.plan_interval(n, 8, 25.6, 0, 256, 50)       # file 8 last used until 50
+    assert load_time(n, 7, 12.8, 300, 90) == 0          # loaded by 300
+    assert load_time(n, 7, 12.8, 150, 90) == 228 - 90   # being loaded: until 228, from t
+    assert load_time(n, 7, 12.8, 2000, 90) == f32(12.8) / f32(0.1)   # outside: full load
+    # eviction at 60 of a 10-core job: file 8 (25.6 GB) ended, x 10/20, / 0.1
+    assert eviction_time(n, 7, 60, 10) == f32(f32(f32(25.6) * f32(0.5)) / f32(0.1))
+    assert eviction_time(n, 7, 40, 10) == 0
+    # LEA score: t_k + 500*load + 1*evict, binary32 then truncated
+    assert score(1000, 500, f32(12.8) / f32(0.1), 1, f32(128.0)) == int(f32(f32(1000 + f32(500 * (f32(12.8) / f32(0.1)))) + 128))
+    assert score(6_200_001, 1, f32(0.3), 0, f32(0)) == 6_200_001   # binary32 step is 0.5 there
+
+
+def test_eft_prefers_loaded_node_lea_waits_for_it():
+    # node 0 holds file 1 (job 1 running until 100); node 1 is free.
+    # job 2 (file 1, 4 cores): EFT picks the free node when t + load < t_k;
+    # LEA waits for node 0 (W*load is large)
+    jobs = [J(1, 1, 99, 99, 4, 1, 50.0), J(2, 2, 10, 10, 4, 1, 50.0)]
+    got, _ = run(jobs, "eft", nodes=2, cores=4)
+    assert got["2"].node.index == 1 and got["2"].start == 2
+    got, _ = run(jobs, "lea", nodes=2, cores=4)
+    # job 1 runs on node 0 from 1 to 51+... ; LEA plans job 2 on node 0 at its end
+    assert got["2"].node.index == got["1"].node.index
+    assert got["2"].start == got["1"].end and got["2"].transfer == 0
+
+
+def test_leo_and_lem_switch_to_eft():
+    jobs = [J(1, 1, 99, 99, 4, 1, 50.0), J(2, 2, 10, 10, 4, 1, 50.0)]
+    got, _ = run(jobs, "leo", nodes=2, cores=4)
+    assert got["2"].node.index == 1          # a node starts it now: EFT's score
+    got, _ = run(jobs, "lem", nodes=2, cores=4)
+    assert got["2"].node.index == 1          # 1 of 2 nodes busy = 50% < 80%: EFT
+    got, _ = run(jobs, "lem", nodes=2, cores=4, threshold=40)
+    assert got["2"].node.index == got["1"].node.index   # above the threshold: LEA
+
+
+@pytest.mark.parametrize("policy", [p for p in POLICIES if p.endswith("-bf")])
+def test_backfilling_never_delays_an_earlier_reservation(policy):
+    rnd = random.Random(3)
+    c0 = Cluster(2, 4, 1.0, 128)
+    queue = [J(i, 0, 0, rnd.randint(10, 200), rnd.choice([1, 2, 3, 4]), rnd.randint(1, 3), 4.0)
+             for i in range(1, 25)]
+    for k in range(1, len(queue) + 1):
+        c = Cluster(2, 4, 1.0, 128)
+        # a running job on node 0 so that holes exist
+        for node in c.nodes[:1]:
+            c.start(node, [0, 1], 9, 4.0, 0, 150)
+        p = Planner(c, policy)
+        p.reset(0)
+        jobs = [LJob(j.id, 0, 1, j.walltime, j.cores, j.file, j.size) for j in queue[:k]]
+        p.plan(jobs, 0)
+        starts = [j.start for j in jobs]
+        if k > 1:
+            for a, b in zip(prev, starts):
+                if a >= 0:
+                    assert b <= a or b == a
+        prev = starts
+    assert c0.nb_cores == 8
+
+
+def test_history_order_matches_artifact_insertion():
+    js = [LJob(str(i), 0, 1, 1, 1, 0, 0, -2, hist_start=h) for i, h in enumerate([5, 3, 5, 3, 9])]
+    assert [j.id for j in history_order(js)] == ["3", "1", "0", "2", "4"]
+
+
+def test_summary_metrics():
+    j = J(1, 10, 100, 1000, 1, 1, 10.0)
+    j.start, j.end, j.transfer, j.waiting = 20, 220, 100, 0
+    s = summarize([j], "x", 0.1)
+    assert s["mean_stretch"] == pytest.approx((220 - 10) / (100 + 100))
+    assert s["mean_bounded_stretch"] == pytest.approx(210 / 300)
+    assert s["reuses"] == 0 and s["mean_queue_s"] == 10
+
+
+BAD = [
+    ("{ id: 1 subtime: 0 delay: 5 walltime: 9 cores: 1 user: u data: 1 data_size: 6.4 workload: 1 "
+     "start_time_from_history: 0 }", "start_node_from_history is missing"),
+    ("{ id: 1 subtime: 0 delay: 5 walltime: 9 cores: 1 user: u data: 1 data_size: 6.4 workload: 7 "
+     "start_time_from_history: 0 start_node_from_history: 0 }", "workload=7 is not a known role"),
+    ("{ id: 1 subtime: 0 delay: 5 walltime: 9 cores: 21 user: u data: 1 data_size: 6.4 workload: 1 "
+     "start_time_from_history: 0 start_node_from_history: 0 }", "cores=21 is more than a node has"),
+    ("{ id: 1 subtime: x delay: 5 walltime: 9 cores: 1 user: u data: 1 data_size: 6.4 workload: 1 "
+     "start_time_from_history: 0 start_node_from_history: 0 }", "subtime='x' is not an integer"),
+]
+
+
+@pytest.mark.parametrize("line,msg", BAD)
+def test_bad_artifact_input_one_line(tmp_path, line, msg):
+    p = tmp_path / "w.txt"
+    p.write_text("{ id: 0 subtime: 0 delay: 5 walltime: 9 cores: 1 user: u data: 1 data_size: 6.4 "
+                 "workload: 0 start_time_from_history: 0 start_node_from_history: 0 }\n" + line + "\n")
+    with pytest.raises(InputError) as e:
+        read_artifact(p)
+    assert "line 2" in str(e.value) and msg in str(e.value) and "\n" not in str(e.value)
+
+
+def test_swf_sharing_rule_and_batsim_conversion():
+    recs = [{"id": 1, "subtime": 0, "runtime": 10, "walltime": 20, "cores": 4, "user": 3},
+            {"id": 2, "subtime": 700, "runtime": 10, "walltime": 20, "cores": 4, "user": 3},
+            {"id": 3, "subtime": 900, "runtime": 10, "walltime": 20, "cores": 4, "user": 3},
+            {"id": 4, "subtime": 10, "runtime": 10, "walltime": 20, "cores": 2, "user": 3},
+            {"id": 5, "subtime": 10, "runtime": 10, "walltime": 20, "cores": 4, "user": 4},
+            {"id": 6, "subtime": 20, "runtime": 10, "walltime": 20, "cores": 30, "user": 5}]
+    jobs = {j.id: j for j in from_swf(recs)}
+    assert jobs["1"].file == jobs["2"].file != jobs["3"].file
+    assert len({jobs["1"].file, jobs["4"].file, jobs["5"].file}) == 3
+    assert jobs["1"].size == pytest.approx(4 / 20 * 128)
+    assert jobs["6.0"].cores == 20 and jobs["6.1"].cores == 10
+    wl = to_batsim(list(jobs.values()))
+    assert {r["id"] for r in wl["jobs"]} == set(jobs)
+    assert all(r["file_size"] > 0 for r in wl["jobs"])
+
+
+def test_engine_end_to_end_loads_reuse_and_walltime(tmp_path):
+    """LEA on the embedded engine (paper platform, 1 GB/s per core): loads are
+    SimGrid transfers of size/bandwidth, a job waits for its neighbour's load,
+    a job whose load + duration exceeds its walltime is killed."""
+    import csv
+
+    from iosched.api import simulate
+    from iosched.locality.platform import locality_xml
+
+    (tmp_path / "p.xml").write_text(locality_xml(2, 4, 1e9, 128e9, "paper"))
+    jobs = [J(0, 0, 1, 5, 1, 0, 0, 0), J(1, 5, 100, 1000, 2, 1, 10.0), J(2, 5, 100, 1000, 2, 1, 10.0),
+            J(3, 9, 50, 1000, 4, 2, 20.0), J(4, 9, 50, 1000, 4, 2, 20.0), J(5, 20, 30, 31, 4, 3, 20.0)]
+    to_batsim(jobs, tmp_path / "w.json", nb_res=8)
+    df = simulate(tmp_path / "p.xml", tmp_path / "w.json", "loc-lea",
+                  {"out": str(tmp_path / "r"), "bandwidth": 1e9}, output_dir=tmp_path / "o")
+    rows = {r["id"]: r for r in csv.DictReader(open(tmp_path / "r_jobs.csv"))}
+    assert set(rows) == {"w0!1", "w0!2", "w0!3", "w0!4", "w0!5"}
+    one, two = rows["w0!1"], rows["w0!2"]
+    assert one["node"] == two["node"] and int(one["transfer"]) == 10 and int(two["waiting"]) == 10
+    assert float(one["end"]) - float(one["start"]) == pytest.approx(110, abs=0.02)
+    assert float(two["end"]) - float(two["start"]) == pytest.approx(110, abs=0.02)
+    # job 4 (file 2) goes after job 3 on its node and reuses the file
+    assert rows["w0!4"]["node"] == rows["w0!3"]["node"] and int(rows["w0!4"]["transfer"]) == 0
+    assert float(rows["w0!3"]["end"]) - float(rows["w0!3"]["start"]) == pytest.approx(70, abs=0.02)
+    # job 5: 20 s load + 30 s > 31 s walltime
+    assert float(rows["w0!5"]["end"]) - float(rows["w0!5"]["start"]) == pytest.approx(31, abs=0.02)
+    assert "COMPLETED_WALLTIME_REACHED" in set(df["final_state"])
+
+
+def test_usage_trace_and_figures(tmp_path):
+    from iosched.locality.figures import UsageTrace, main as figures_main
+    from iosched.locality.metrics import write_jobs
+
+    rnd = random.Random(5)
+    jobs = [J(i, rnd.randint(1, 500), rnd.randint(5, 200), 400, rnd.choice([1, 2, 4]), rnd.randint(1, 4), 8.0)
+            for i in range(1, 40)]
+    for pol in ("fcfs", "lea"):
+        c = Cluster(2, 4, 1.0, 128)
+        tr = UsageTrace()
+        res = replay([J(0, 0, 1, 1, 1, 0, 0, role=0)] + [LJob(j.id, j.subtime, j.delay, j.walltime, j.cores,
+                     j.file, j.size, 1, seq=j.seq) for j in jobs], Planner(c, pol), until_evaluated=False, trace=tr)
+        assert all(0 <= r[1] <= 8 and r[3] <= r[1] and r[4] <= r[1] and r[5] <= r[2] for r in tr.rows)
+        assert tr.rows[-1][1] == 0 and tr.rows[-1][2] == 0
+        tr.write(tmp_path / f"usage_{pol}.csv")
+        write_jobs(res["jobs"], tmp_path / f"jobs_{pol}.csv", 1.0)
+    assert figures_main(["--dir", str(tmp_path), "--total", "8"]) == 0
+    assert (tmp_path / "fig5_ratio_lea.png").stat().st_size > 1000
+    assert (tmp_path / "fig3_usage_fcfs.png").stat().st_size > 1000
+
+
+def test_engine_job_after_a_walltime_kill_waits_for_its_report(tmp_path):
+    """Job 2 is planned at job 1's walltime end on the same cores; Batsim
+    reports the kill a few ms later, and job 2 starts only then."""
+    import csv
+
+    from iosched.api import simulate
+    from iosched.locality.platform import locality_xml
+
+    (tmp_path / "p.xml").write_text(locality_xml(1, 4, 1e9, 128e9, "paper"))
+    jobs = [J(0, 0, 1, 5, 1, 0, 0, 0), J(1, 5, 100, 50, 4, 1, 10.0), J(2, 6, 20, 100, 4, 1, 10.0)]
+    to_batsim(jobs, tmp_path / "w.json", nb_res=4)
+    simulate(tmp_path / "p.xml", tmp_path / "w.json", "loc-fcfs", {"out": str(tmp_path / "r"), "bandwidth": 1e9},
+             output_dir=tmp_path / "o")
+    rows = {r["id"]: r for r in csv.DictReader(open(tmp_path / "r_jobs.csv"))}
+    one, two = rows["w0!1"], rows["w0!2"]
+    assert float(one["end"]) - float(one["start"]) == pytest.approx(50, abs=0.02)
+    assert float(one["end"]) <= float(two["start"]) < float(one["end"]) + 1.01
+    # the file is still valid: job 1's copy ended within that second (artifact rule)
+    assert int(two["transfer"]) == 0 and int(two["waiting"]) == 0
+
+
+def test_swf_cli(tmp_path):
+    import json
+
+    from iosched.locality.workload import main as wl_main
+
+    swf = tmp_path / "t.swf"
+    swf.write_text("; MaxProcs: 40\n"
+                   "1 0 5 100 4 -1 -1 4 200 -1 1 7 -1 -1 -1 -1 -1 -1\n"
+                   "2 300 5 100 4 -1 -1 4 200 -1 1 7 -1 -1 -1 -1 -1 -1\n"
+                   "3 400 5 100 30 -1 -1 30 200 -1 1 8 -1 -1 -1 -1 -1 -1\n")
+    assert wl_main(["swf", str(swf), str(tmp_path / "o.json"), "--nb-res", "40"]) == 0
+    wl = json.loads((tmp_path / "o.json").read_text())
+    files = {j["id"]: j["file"] for j in wl["jobs"]}
+    assert files["1"] == files["2"] and files["3.0"] != files["1"] and {j["res"] for j in wl["jobs"]} == {4, 20, 10}
+    bad = tmp_path / "bad.swf"
+    bad.write_text("1 0 5 100 4 -1 -1 4 200 -1 1 -1 -1 -1 -1 -1 -1 -1\n")
+    assert wl_main(["swf", str(bad), str(tmp_path / "b.json")]) == 2
+
+
+def test_registry_names_and_engine_flag():
+    from iosched.sched.registry import REPO_ROOT, required_engine_args, resolve
+
+    for p in POLICIES:
+        path, opts = resolve(f"loc-{p}")
+        assert path.name == "locality.py" and opts == {"policy": p}
+        assert required_engine_args(path) == ("--enable-dynamic-jobs",)
+    assert required_engine_args(REPO_ROOT / "schedulers" / "locality.py") == ("--enable-dynamic-jobs",)
