@@ -36,6 +36,7 @@ import math
 
 from procset import ProcSet
 
+from iosched.batsim.dynamic import PHASE_SEPARATOR, RUN_WORKLOAD, phase_index, phase_job_id
 from iosched.batsim.jobs import COMPLETED_SUCCESSFULLY, local_id, walltime_seconds
 from iosched.checks import option_number
 from iosched.errors import InputError
@@ -50,7 +51,12 @@ from iosched.sched.placer import Allocation
 __all__ = ["Locality", "LocalityPolicy", "read_locality_job", "LOAD_WORKLOAD", "RUN_WORKLOAD"]
 
 #: Workload names of the dynamic jobs: loads and compute phases.
-LOAD_WORKLOAD, RUN_WORKLOAD = "ld", "bb"
+#: Workload of the dynamic jobs: the project's convention
+#: (:mod:`iosched.batsim.dynamic`): phase 0 ``bb!J:0`` loads the input file,
+#: phase 1 ``bb!J:1`` computes; the metrics merge both into ``w0!J``.
+LOAD_WORKLOAD = RUN_WORKLOAD
+#: Phase indices of a job's dynamic jobs.
+LOAD_PHASE, COMPUTE_PHASE = 0, 1
 GB = 1e9
 
 
@@ -204,11 +210,26 @@ class LocalityPolicy:
             s.wake_up_at(float(nxt), now)
 
 
+#: The options the scheduler reads (``iosched.sched.options``): name -> meaning.
+OPTIONS = {
+    "policy": "fcfs, eft, lea, leo, lem and their -bf variants (default lea)",
+    "W": "weight of the load time in the scores (LEA: 500)",
+    "E": "weight of the eviction time in the scores (LEA: 1)",
+    "threshold": "LEM: % of busy nodes above which LEA replaces EFT (80)",
+    "cache_rule": "artifact (default) or paper",
+    "leo_rule": "artifact (default) or paper",
+    "out": "path of the per-job output file",
+    "bandwidth": "file-system bandwidth per node, bytes/s (0.1e9)",
+}
+
+
 class Locality(PybatsimScheduler):
     """pybatsim scheduler of the locality policies (module doc).
 
     :raises InputError: unknown policy or bad option.
     """
+
+    OPTIONS = OPTIONS
 
     def make_core(self, options: dict) -> Scheduler:
         pol = str(options.get("policy", "lea"))
@@ -236,7 +257,7 @@ class Locality(PybatsimScheduler):
 
     def accepts(self, batsim_job) -> bool:
         """Our own dynamic jobs are not workload jobs."""
-        return batsim_job.workload not in (LOAD_WORKLOAD, RUN_WORKLOAD)
+        return batsim_job.workload != RUN_WORKLOAD
 
     # ------------------------------------------------------------ phases
     def launch(self, running) -> None:
@@ -247,11 +268,12 @@ class Locality(PybatsimScheduler):
         self.t_start[job.id] = running.start
         self.bs.reject_jobs([job.batsim])
         if lj.transfer > 0:
-            lid = f"{LOAD_WORKLOAD}!{local_id(job.id)}"
-            self.bs.register_profiles(LOAD_WORKLOAD, {f"load{local_id(job.id)}": {
+            lid = phase_job_id(job.id, LOAD_PHASE)
+            pname = f"{local_id(job.id)}{PHASE_SEPARATOR}{LOAD_PHASE}"
+            self.bs.register_profiles(RUN_WORKLOAD, {pname: {
                 "type": "parallel_homogeneous_pfs", "bytes_to_read": float(lj.size) * GB,
                 "bytes_to_write": 0, "storage": "pfs"}})
-            rj = self.bs.register_job(lid, 1, lj.walltime, f"load{local_id(job.id)}")
+            rj = self.bs.register_job(lid, 1, lj.walltime, pname)
             rj.allocation = ProcSet(min(running.resources))
             self.bs.execute_job(rj)
             self.by_dyn[lid] = job.id
@@ -268,8 +290,8 @@ class Locality(PybatsimScheduler):
         if rec is None:
             return
         left = lj.walltime - (now - self.t_start[sid])
-        rid = f"{RUN_WORKLOAD}!{local_id(sid)}"
-        name = f"run{local_id(sid)}"
+        rid = phase_job_id(sid, COMPUTE_PHASE)
+        name = f"{local_id(sid)}{PHASE_SEPARATOR}{COMPUTE_PHASE}"
         self.bs.register_profiles(RUN_WORKLOAD, {name: {"type": "delay", "delay": float(lj.delay)}})
         rj = self.bs.register_job(rid, len(rec.resources), max(left, 1e-6), name)
         rj.allocation = rec.resources
@@ -284,7 +306,8 @@ class Locality(PybatsimScheduler):
             return None
         lj = self.jobs[sid]
         now = self.bs.time()
-        if batsim_job.workload == LOAD_WORKLOAD and state_name(batsim_job) == COMPLETED_SUCCESSFULLY:
+        if phase_index(local_id(batsim_job.id)) == LOAD_PHASE \
+                and state_name(batsim_job) == COMPLETED_SUCCESSFULLY:
             self._compute(sid, now)
             return None
         lj.start = self.t_start[sid]
