@@ -373,3 +373,16 @@ def test_demo_end_to_end_small(tmp_path, shared):
     assert html.count("data:image/png;base64") == 5 and "x" in res["table"]
     for label in ("fcfs-easy", "sjf-bb"):
         assert res["metrics"][label]["nb_resources"] == 96
+
+
+def test_demo_default_workload_is_the_artifacts_first_jobs(tmp_path, shared):
+    """The demo's default runs use the burst-buffer paper's own draws (its
+    artifact's 1000-job workload: SWF jobs 15..1014), the first --jobs of them."""
+    from iosched.demo import RUNS, artifact_workload
+
+    assert all(r.workload is artifact_workload for r in RUNS)
+    w = artifact_workload(None, 30, 1, 96)
+    assert len(w["jobs"]) == 30 and w["jobs"][0]["id"] == 15
+    assert all({"bb", "flops", "com"} <= set(j) for j in w["jobs"])
+    with pytest.raises(InputError, match="--generator"):
+        artifact_workload(None, 1001, 1, 96)

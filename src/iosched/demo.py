@@ -1,10 +1,13 @@
 """The main job (``make demo``, ``iosched demo``): I/O-aware scheduling side by
 side with a classic one, on the embedded engine, in a few minutes.
 
-The showcase: the first 1000 jobs of the KTH-SP2 trace, each given a
-burst-buffer request by :func:`iosched.bb.workload.generate` (the
-burst-buffer paper's workload model: Kopanski & Rzadca, Euro-Par 2021,
-Section 5), run on the paper's ``dragonfly96`` platform (96 compute nodes,
+The showcase: the first 1000 jobs of the KTH-SP2 trace with burst-buffer
+requests -- by default the burst-buffer paper's own draws (its artifact's
+1000-job workload, ``../shared/data/bb-artifact``, read by
+:mod:`iosched.bb.artifact`); with ``--generator`` iosched's generator
+:func:`iosched.bb.workload.generate` with ``--seed`` (the same model:
+Kopanski & Rzadca, Euro-Par 2021, Section 4.1) -- run on the paper's
+``dragonfly96`` platform (96 compute nodes,
 12 burst-buffer nodes, one PFS; every stage-in, stage-out and PFS transfer
 is simulated by SimGrid) by three schedulers of that paper:
 
@@ -29,8 +32,8 @@ The simulations run in parallel, as many at once as the machine has CPUs
 (at most 2 by default, ``--parallel``). Same inputs and seed give the same
 tables and figures.
 
-Usage: ``python -m iosched.demo [--swf PATH] [--jobs 1000] [--seed 1]
-[--output results/demo] [--parallel N]``.
+Usage: ``python -m iosched.demo [--generator [--swf PATH] [--seed 1]]
+[--jobs 1000] [--output results/demo] [--parallel N]``.
 """
 
 from __future__ import annotations
@@ -53,7 +56,8 @@ from iosched.analysis.metrics_file import write_metrics
 from iosched.analysis.plots import plot_ecdf, plot_gantt, plot_utilization
 from iosched.analysis.report import render_html, render_markdown
 from iosched.analysis.units import format_duration
-from iosched.bb.workload import generate, write_workload
+from iosched.bb import artifact
+from iosched.bb.workload import first_jobs, generate, write_workload
 from iosched.engine.platform import count_compute_hosts
 from iosched.errors import InputError
 from iosched.run.result import RunError
@@ -61,7 +65,7 @@ from iosched.run.simulation import run_simulation
 from iosched.sched.registry import REPO_ROOT
 from iosched.workloads.default_swf import find_default_swf
 
-__all__ = ["DemoRun", "RUNS", "bb_workload", "run_demo", "comparison_rows", "main"]
+__all__ = ["DemoRun", "RUNS", "GENERATOR_RUNS", "bb_workload", "artifact_workload", "run_demo", "comparison_rows", "main"]
 
 PLATFORMS = REPO_ROOT / "platforms"
 
@@ -78,6 +82,21 @@ def bb_workload(swf, nb_jobs: int, seed: int, nb_compute: int) -> dict:
     :raises InputError: unreadable SWF, bad arguments.
     """
     return generate(swf, seed=seed, first=nb_jobs, nb_res=nb_compute)
+
+
+def artifact_workload(swf, nb_jobs: int, seed: int, nb_compute: int) -> dict:
+    """The burst-buffer paper's own workload: the first ``nb_jobs`` (at most
+    1000) jobs of its artifact's 1000-job file (:mod:`iosched.bb.artifact`);
+    ``swf``, ``seed`` and ``nb_compute`` are not used (fixed draws for 96
+    compute nodes).
+
+    :raises InputError: the artifact's folder is missing, ``nb_jobs`` > 1000.
+    """
+    w = artifact.load(artifact.default_dir() / artifact.FIRST_1000)
+    if nb_jobs > len(w["jobs"]):
+        raise InputError(f"demo: --jobs {nb_jobs}: the artifact's workload has "
+                         f"{len(w['jobs'])} jobs (use --generator for more)")
+    return first_jobs(w, nb_jobs)
 
 
 @dataclass(frozen=True)
@@ -101,10 +120,13 @@ class DemoRun:
 
 #: The demo's runs, baseline first. One entry per scheduler shown.
 RUNS: list[DemoRun] = [
-    DemoRun("fcfs-easy", "fcfs-easy", PLATFORMS / "dragonfly96.xml", bb_workload),
-    DemoRun("sjf-bb", "sjf-bb", PLATFORMS / "dragonfly96.xml", bb_workload),
-    DemoRun("plan-2", "plan-2", PLATFORMS / "dragonfly96.xml", bb_workload),
+    DemoRun("fcfs-easy", "fcfs-easy", PLATFORMS / "dragonfly96.xml", artifact_workload),
+    DemoRun("sjf-bb", "sjf-bb", PLATFORMS / "dragonfly96.xml", artifact_workload),
+    DemoRun("plan-2", "plan-2", PLATFORMS / "dragonfly96.xml", artifact_workload),
 ]
+#: The same runs on iosched's generator (``--generator``).
+GENERATOR_RUNS: list[DemoRun] = [DemoRun(r.label, r.scheduler, r.platform, bb_workload)
+                                 for r in RUNS]
 
 #: comparison columns: (metric key, header, kind) -- kind "time" (seconds,
 #: shown with a unit), "ratio" or "int"
@@ -205,8 +227,8 @@ def run_demo(swf, nb_jobs: int, seed: int, output, parallel: int, runs=None,
         path = out / f"workload_{len(files)}_{Path(r.platform).stem}.json"
         write_workload(wl, path)
         files[key] = path
-        echo(f"workload {path.name}: {len(wl['jobs'])} jobs of {Path(swf).name} "
-             f"(seed {seed}) for {nb_compute} compute nodes of {Path(r.platform).name}")
+        echo(f"workload {path.name}: {len(wl['jobs'])} jobs ({wl.get('description', '')}) "
+             f"for {nb_compute} compute nodes of {Path(r.platform).name}")
     echo(f"simulating {', '.join(labels)} ({min(parallel, len(runs))} at once, embedded engine)...")
 
     def simulate(r: DemoRun):
@@ -284,11 +306,15 @@ def run_demo(swf, nb_jobs: int, seed: int, output, parallel: int, runs=None,
               default=str(REPO_ROOT / "results" / "demo"), show_default=True)
 @click.option("--parallel", type=click.IntRange(min=1), default=min(2, os.cpu_count() or 1),
               show_default=True, help="simulations run at once")
-def demo_command(swf, nb_jobs, seed, output, parallel):
+@click.option("--generator", is_flag=True,
+              help="use iosched's generator on --swf with --seed instead of the paper's own "
+                   "1000-job workload")
+def demo_command(swf, nb_jobs, seed, output, parallel, generator):
     """Run the showcase and print the comparison table."""
     try:
         t0 = time.monotonic()
-        res = run_demo(swf, nb_jobs, seed, output, parallel, echo=click.echo)
+        res = run_demo(swf, nb_jobs, seed, output, parallel,
+                       runs=GENERATOR_RUNS if generator else RUNS, echo=click.echo)
         click.echo("")
         click.echo(res["table"])
         click.echo("")
