@@ -45,13 +45,26 @@ from iosched.sched.placer import Allocation, Placer, Window
 from iosched.sched.profile import INF, AvailabilityProfile
 from iosched.sched.timeline import Timeline, mask_of
 
-__all__ = ["NODE_CHOICES", "STORAGE_CHOICES", "Topology", "pool_name", "window", "bb_slots", "choose_nodes", "assign_bb",
+__all__ = ["NODE_CHOICES", "STORAGE_CHOICES", "check_choices", "Topology", "pool_name", "window", "bb_slots", "choose_nodes", "assign_bb",
            "place", "earliest_placement", "fit_at", "BurstBufferPlacer", "NodesOnlyPlacer"]
 
 #: Compute-node choices (module documentation); the first is the default.
 NODE_CHOICES = ("first", "consecutive")
 #: Burst-buffer node choices within a proximity tier; the first is the default.
 STORAGE_CHOICES = ("first", "most-free")
+
+def check_choices(nodes: str, storage: str) -> None:
+    """Check a node and a burst-buffer choice (:data:`NODE_CHOICES`,
+    :data:`STORAGE_CHOICES`).
+
+    :raises InputError: an unknown choice (one line naming the option).
+    """
+    if nodes not in NODE_CHOICES:
+        raise InputError(f"nodes={nodes!r} is unknown; expected one of {', '.join(NODE_CHOICES)}")
+    if storage not in STORAGE_CHOICES:
+        raise InputError(f"storage={storage!r} is unknown; expected one of "
+                         f"{', '.join(STORAGE_CHOICES)}")
+
 
 _NODE_RE = re.compile(r"^(?:.*?)(\d+)$")
 
@@ -89,11 +102,7 @@ class Topology:
     def __init__(self, compute: Mapping[int, str], storage: Mapping[int, str],
                  chassis_size: int = 9, group_size: int = 36, nodes: str = "first",
                  storage_choice: str = "first"):
-        if nodes not in NODE_CHOICES:
-            raise InputError(f"nodes={nodes!r} is unknown; expected one of {', '.join(NODE_CHOICES)}")
-        if storage_choice not in STORAGE_CHOICES:
-            raise InputError(f"storage={storage_choice!r} is unknown; expected one of "
-                             f"{', '.join(STORAGE_CHOICES)}")
+        check_choices(nodes, storage_choice)
         #: compute-node choice (:data:`NODE_CHOICES`) and burst-buffer choice
         #: within a tier (:data:`STORAGE_CHOICES`)
         self.nodes, self.storage_choice = nodes, storage_choice
@@ -484,11 +493,7 @@ class BurstBufferPlacer(Placer):
     def __init__(self, capacity: float, pfs: str = "pfs", nodes: str = "first",
                  storage: str = "first"):
         self.capacity, self.pfs_name = float(capacity), str(pfs)
-        if nodes not in NODE_CHOICES:
-            raise InputError(f"nodes={nodes!r} is unknown; expected one of {', '.join(NODE_CHOICES)}")
-        if storage not in STORAGE_CHOICES:
-            raise InputError(f"storage={storage!r} is unknown; expected one of "
-                             f"{', '.join(STORAGE_CHOICES)}")
+        check_choices(nodes, storage)
         self.nodes, self.storage = nodes, storage
         self.topology: Optional[Topology] = None
         self.pfs: Optional[int] = None
