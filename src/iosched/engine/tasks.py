@@ -113,9 +113,9 @@ def build_steps(
                 f"EXECUTE_JOB {job_id}: profile '{profile_name}' describes {m} executors "
                 f"but the job has {n}"
             )
-        return [PTask(list(executors),
-                      [float(x) for x in (cpu or [0.0] * n)],
-                      [float(x) for x in (com or [0.0] * (n * n))])]
+        # the profile's own lists (validated: numbers only; SimGrid reads
+        # ints as doubles, as float() would); no step modifies them
+        return [PTask(list(executors), cpu or [0.0] * n, com or [0.0] * (n * n))]
     if t == "parallel_homogeneous":
         if prof.get("generation_strategy") == SPREAD:
             return [_homogeneous(executors, prof["cpu"] / n, prof["com"] / n)]
