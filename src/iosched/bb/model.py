@@ -68,6 +68,7 @@ from procset import ProcSet
 from iosched.batsim.dynamic import PHASE_SEPARATOR, RUN_WORKLOAD, phase_job_id, run_job_id
 from iosched.batsim.jobs import NO_WALLTIME, walltime_seconds
 from iosched.errors import InputError
+from iosched.sched.timeline import procset_of_ids
 
 __all__ = [
     "MB", "GB", "KIB", "CPU_SPEED", "TARGET_PHASE_FLOPS", "MAX_COMPUTE_PHASES",
@@ -183,7 +184,8 @@ def build_run(static_id: str, req: JobRequest, compute: Sequence[int], bb_of: Ma
     :param bb_of: compute id -> storage id holding that node's burst buffer.
     :param pfs: resource id of the PFS (a storage resource).
     :returns: a :class:`RunSpec`. Matrices are dense ``m x m`` (``m`` =
-        ``res``), executors in increasing resource id.
+        ``res``; zero entries are the int 0), executors in increasing
+        resource id.
     :raises InputError: wrong number of compute nodes, a node without burst
         buffer, or the PFS among the burst-buffer nodes / compute nodes.
     """
@@ -204,7 +206,10 @@ def build_run(static_id: str, req: JobRequest, compute: Sequence[int], bb_of: Ma
     p = idx[pfs]
 
     def empty():
-        return [0.0] * m, [0.0] * (m * m)
+        # zeros as JSON integers: most of a dense matrix is zeros, and "0"
+        # is shorter to send and cheaper to encode and decode than "0.0"
+        # (the same number for Batsim and SimGrid)
+        return [0] * m, [0] * (m * m)
 
     # stage-in: PFS -> each storage node, the bytes it holds for the job
     cpu, com = empty()
@@ -248,7 +253,8 @@ def build_run(static_id: str, req: JobRequest, compute: Sequence[int], bb_of: Ma
         profiles[names["cd"]] = compute_drain
     profiles[local] = {"type": "composed", "repeat": 1, "seq": seq}
     wt = req.walltime if math.isfinite(req.walltime) else NO_WALLTIME
-    return RunSpec(run_job_id(static_id), local, profiles, ProcSet(*hosts), m, wt, seq, phases, held)
+    return RunSpec(run_job_id(static_id), local, profiles, procset_of_ids(hosts), m, wt, seq, phases,
+                   held)
 
 
 

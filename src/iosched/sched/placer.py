@@ -70,7 +70,7 @@ class Allocation:
     def resources(self) -> ProcSet:
         """The resources (ProcSet)."""
         if self._resources is None:
-            self._resources = ProcSet(*self._ids)
+            self._resources = procset_of_mask(self.mask)
         return self._resources
 
     @property

@@ -33,7 +33,7 @@ import math
 
 from procset import ProcSet
 
-__all__ = ["Timeline", "mask_of", "procset_of_mask"]
+__all__ = ["Timeline", "mask_of", "procset_of_mask", "procset_of_ids"]
 
 _MASKS: dict = {}
 
@@ -58,15 +58,30 @@ def mask_of(ps: ProcSet) -> int:
 
 
 def procset_of_mask(mask: int) -> ProcSet:
-    """int bit mask -> ProcSet of the set bits' positions."""
-    ids = []
-    i = 0
+    """int bit mask -> ProcSet of the set bits' positions.
+
+    Built from the runs of set bits (one interval each): ``ProcSet(*ids)``
+    merges the ids one by one, about 4 us an id."""
+    itvs = []
     while mask:
-        low = mask & -mask
-        i = low.bit_length() - 1
-        ids.append(i)
-        mask ^= low
-    return ProcSet(*ids)
+        lo = (mask & -mask).bit_length() - 1
+        x = mask >> lo
+        run = (x ^ (x + 1)).bit_length() - 1  # trailing ones of x
+        itvs.append((lo, lo + run - 1))
+        mask ^= ((1 << run) - 1) << lo
+    return ProcSet(*itvs)
+
+
+def procset_of_ids(ids) -> ProcSet:
+    """Resource ids (ints, any order, repeats allowed) -> ProcSet, built
+    from their maximal runs of consecutive ids (see :func:`procset_of_mask`)."""
+    itvs = []
+    for x in sorted(set(ids)):
+        if itvs and itvs[-1][1] == x - 1:
+            itvs[-1][1] = x
+        else:
+            itvs.append([x, x])
+    return ProcSet(*[(a, b) for a, b in itvs])
 
 
 def _breakpoint(st: list, masks: list, free: list, t: float) -> int:
