@@ -207,7 +207,8 @@ def artifact_order(jobs: Sequence, cost: Callable[[list], float], rng: random.Ra
                    exhaustive_max: int = 5, cooling_steps: int = 30, moves_per_step: int = 6,
                    cooling: float = 0.9, floor: float = 1.0,
                    time_limit: Optional[float] = None,
-                   cost_until: Optional[Callable] = None) -> SearchResult:
+                   cost_until: Optional[Callable] = None,
+                   keep: Optional[Callable[[], None]] = None) -> SearchResult:
     """The artifact's search for the order of ``jobs`` minimising
     ``round(cost(order))`` (module documentation).
 
@@ -226,6 +227,12 @@ def artifact_order(jobs: Sequence, cost: Callable[[list], float], rng: random.Ra
         be rejected whatever its rest costs; the random draw it needs is
         made at that point, which is where the full evaluation would draw
         it, so the results are those of full evaluations.
+    :param keep: optional callable, called right after the evaluation of
+        an order that becomes the annealing's current order (the best
+        candidate, an accepted move): e.g.
+        :meth:`iosched.sched.listschedule.ListPlan.keep`, so that the
+        evaluation of the next move, which differs from it by one swap,
+        reuses its placements. It changes no result.
     :returns: a :class:`SearchResult` (``t0`` = initial temperature).
     """
     jobs = list(jobs)
@@ -250,6 +257,8 @@ def artifact_order(jobs: Sequence, cost: Callable[[list], float], rng: random.Ra
         n += 1
         if best is None or c < best_s:
             best, best_s = cand, c
+            if keep is not None:
+                keep()
         worst_s = max(worst_s, c)
     if best_s == worst_s or math.isinf(worst_s):
         return SearchResult(list(best), best_s, n, False, False, 0.0)
@@ -273,6 +282,8 @@ def artifact_order(jobs: Sequence, cost: Callable[[list], float], rng: random.Ra
                 accept = c < best_s or c < current or rng.random() < math.exp((current - c) / T)
             else:
                 c, accept = _bounded_move(perm, cost_until, rng, current, T)
+            if accept and keep is not None:
+                keep()
             if accept and c < best_s:
                 current = best_s = c
                 best = list(perm)

@@ -42,6 +42,16 @@ class ListPlan:
     on. Placements and costs are those of list-scheduling the order from
     scratch (same earliest starts, same summation order of the cost).
 
+    A search may also :meth:`keep` an evaluated order as the *reference*
+    (e.g. the current order of an annealing, to which a rejected move
+    returns): an order then also reuses its common prefix with the
+    reference, and when it differs from the reference only before position
+    ``q`` and the timeline after its first ``q`` placements equals the
+    reference's (same segments, free resources and free pool amounts, e.g.
+    two swapped jobs that get the same starts and resources), the
+    reference's placements from ``q`` on are reused (placing from an equal
+    state gives the same placements; the costs are summed again in order).
+
     :param profile: the scheduler's profile.
     :param placer: places each job (:class:`~iosched.sched.placer.Placer`).
     :param now: planning time (s).
@@ -49,7 +59,8 @@ class ListPlan:
         (default :func:`waiting_cost` with alpha 1).
 
     Attributes: ``out`` (list of ``(job, t, Allocation or None)`` of the last
-    evaluated order), ``placements`` (number of placements computed).
+    evaluated order), ``placements`` (number of placements computed),
+    ``reused`` (placements taken from the reference after an equal state).
     """
 
     def __init__(self, profile, placer, now: float, cost: Callable = None):
@@ -58,7 +69,10 @@ class ListPlan:
         self.placer = placer
         self.cost_of = cost or waiting_cost(1.0)
         self.order, self.out, self.cum = [], [], []
+        self.lev = []       # timeline depth (pushes) after each position
+        self._ref = None    # (order, out, cum, lev, saved stack) of keep()
         self.placements = 0
+        self.reused = 0
 
     @property
     def tl(self) -> Timeline:
@@ -74,6 +88,13 @@ class ListPlan:
                 tl.pop()
             self.order.pop()
             self.cum.pop()
+            self.lev.pop()
+
+    def keep(self) -> None:
+        """Make the last evaluated order (its placements so far) the
+        reference that later evaluations may reuse (class documentation)."""
+        self._ref = (list(self.order), list(self.out), list(self.cum), list(self.lev),
+                     self.tl.saved())
 
     def evaluate(self, order: Sequence) -> float:
         """Cost of list-scheduling ``order`` (inf if a job never fits)."""
@@ -88,13 +109,33 @@ class ListPlan:
             partial cost when stopped and False (the placements made so far
             stay on the timeline, as for a complete order).
         """
-        p, L, cur = 0, min(len(order), len(self.order)), self.order
+        n = len(order)
+        p, L, cur = 0, min(n, len(self.order)), self.order
         while p < L and order[p] is cur[p]:
             p += 1
+        ref = self._ref
+        q = n
+        if ref is not None:
+            rorder, rout, rcum, rlev, rstack = ref
+            L = min(n, len(rorder))
+            pr = 0
+            while pr < L and order[pr] is rorder[pr]:
+                pr += 1
+            if pr > p:   # the reference shares more: continue from it
+                self.order, self.out = rorder[:pr], rout[:pr]
+                self.cum, self.lev = rcum[:pr], rlev[:pr]
+                self.tl.restore(rstack, rlev[pr - 1])
+                p = pr
+            if len(rorder) == n:   # positions >= q hold the reference's jobs
+                while q > p and order[q - 1] is rorder[q - 1]:
+                    q -= 1
         self._pop_to(p)
         cost = self.cum[-1] if self.cum else 0.0
         tl, placer, cost_of = self.tl, self.placer, self.cost_of
-        for job in order[p:]:
+        for k in range(p, n):
+            if k == q and k > 0 and tl.state() == rstack[rlev[k - 1]]:
+                return self._reuse(order, k, cost, stop)
+            job = order[k]
             self.placements += 1
             t, alloc = tl.place(job, placer)
             if alloc is None:
@@ -104,8 +145,35 @@ class ListPlan:
             self.order.append(job)
             self.out.append((job, t, alloc))
             self.cum.append(cost)
-            if stop is not None and len(self.order) < len(order) and stop(cost):
+            self.lev.append(len(tl))
+            if stop is not None and k + 1 < n and stop(cost):
                 return cost, False
+        return cost, True
+
+    def _reuse(self, order, q, cost, stop) -> tuple:
+        """The rest of :meth:`evaluate_until` from position ``q`` on, where
+        the timeline equals the reference's after its first ``q``
+        placements and ``order[q:]`` is the reference's: its placements
+        (and timeline states) are taken, the costs summed in order."""
+        _, rout, _, rlev, rstack = self._ref
+        n = len(order)
+        tl, cost_of = self.tl, self.cost_of
+        base, depth = rlev[q - 1], len(tl)
+        for k in range(q, n):
+            job, t, alloc = out = rout[k]
+            self.reused += 1
+            if alloc is None:
+                cost = INF
+            else:
+                cost += cost_of(job, t)
+            self.order.append(job)
+            self.out.append(out)
+            self.cum.append(cost)
+            self.lev.append(depth + rlev[k] - base)
+            if stop is not None and k + 1 < n and stop(cost):
+                tl.extend(rstack, base, rlev[k])
+                return cost, False
+        tl.extend(rstack, base, rlev[n - 1])
         return cost, True
 
 

@@ -181,6 +181,25 @@ class Timeline:
             raise IndexError("Timeline.pop: nothing pushed")
         self._states.pop()
 
+    def saved(self) -> list:
+        """The stack of states (a new list of the shared immutable states:
+        ``saved()[k]`` is the state after ``k`` pushes), for
+        :meth:`restore` and :meth:`extend` (what-if searches that come back
+        to an order evaluated before)."""
+        return list(self._states)
+
+    def restore(self, saved: list, depth: int) -> None:
+        """Make the stack the first ``depth`` pushes of a :meth:`saved`
+        stack of this timeline (``0 <= depth < len(saved)``)."""
+        self._states = saved[:depth + 1]
+
+    def extend(self, saved: list, a: int, b: int) -> None:
+        """Push the states ``saved[a + 1 .. b]`` of a :meth:`saved` stack of
+        this timeline; valid when the current state equals ``saved[a]``
+        (the pushes that led from ``saved[a]`` to ``saved[b]`` then lead
+        from the current state to the same states)."""
+        self._states.extend(saved[a + 1:b + 1])
+
     def place(self, job, placer) -> tuple:
         """The earliest placement of ``job`` by ``placer`` on the current
         state; when there is one, it is pushed for ``job.estimate`` s.

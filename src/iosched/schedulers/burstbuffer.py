@@ -354,12 +354,13 @@ class Burstbuffer(PybatsimScheduler):
             return c - base, complete
 
         res = plan.artifact_order(rest, lambda o: lplan.evaluate(prefix + o) - base, self.rng,
-                                  time_limit=self.time_limit or None, cost_until=until)
+                                  time_limit=self.time_limit or None, cost_until=until,
+                                  keep=lplan.keep)
         order = prefix + res.order
         lplan.evaluate(order)  # leaves the plan of the chosen order on the timeline
         rec.update(skipped=False, cost=res.cost, evaluations=res.evaluations,
                    exhaustive=res.exhaustive, annealed=res.annealed, t0=res.t0,
-                   placements=lplan.placements, order=[j.id for j in order],
+                   placements=lplan.placements, reused=lplan.reused, order=[j.id for j in order],
                    seconds=time.perf_counter() - t0)
         self.searches.append(rec)
         return order
