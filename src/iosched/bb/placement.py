@@ -129,6 +129,12 @@ class Topology:
             self.order = sorted(compute)
             self.tiers = {c: [list(self.bbs)] for c in compute}
         self.position = {c: i for i, c in enumerate(self.order)}
+        #: node -> its burst-buffer nodes in preference order (the tiers one
+        #: after the other); nodes with the same tiers share one tuple
+        interned: dict = {}
+        self.pref = {c: interned.setdefault(tuple(x for tier in ts for x in tier),
+                                            tuple(x for tier in ts for x in tier))
+                     for c, ts in self.tiers.items()}
         #: memo of the node and burst-buffer choices (pure functions of the
         #: free masks and slots): ``(mask, n) -> nodes`` and
         #: ``(mask, n, bb, slots) -> (nodes, bb_of, held)``; values are shared,
@@ -229,16 +235,12 @@ def assign_bb(topo: Topology, nodes: list, slots: Mapping[int, int]) -> Optional
     left = dict(slots)
     if sum(left.values()) < len(nodes):
         return None
+    if topo.storage_choice == "first":
+        return _assign_first(topo.pref, nodes, left)
     out = {}
-    first = topo.storage_choice == "first"
     for c in nodes:
         chosen = None
         for tier in topo.tiers[c]:
-            if first:
-                chosen = next((x for x in tier if left.get(x, 0) > 0), None)
-                if chosen is not None:
-                    break
-                continue
             best = None
             for s in tier:
                 if left.get(s, 0) > 0 and (best is None or left[s] > left[best]):
@@ -250,6 +252,37 @@ def assign_bb(topo: Topology, nodes: list, slots: Mapping[int, int]) -> Optional
             return None
         left[chosen] -= 1
         out[c] = chosen
+    return out
+
+
+def _assign_first(pref: Mapping[int, tuple], nodes: list, left: dict) -> Optional[dict]:
+    """:func:`assign_bb` with the choice ``"first"`` (same answer): each node
+    takes the first burst-buffer node of its preference order (``pref``)
+    with a free slot. A run of consecutive nodes with the same preference
+    order is served at once: its nodes take the slots of its first
+    burst-buffer nodes one after the other, as node-by-node would.
+
+    :param left: storage id -> free slots (modified).
+    """
+    out = {}
+    i, N = 0, len(nodes)
+    while i < N:
+        pr = pref[nodes[i]]
+        j = i + 1
+        while j < N and pref[nodes[j]] is pr:
+            j += 1
+        for x in pr:
+            a = left.get(x, 0)
+            if a > 0:
+                take = a if a < j - i else j - i
+                for c in nodes[i:i + take]:
+                    out[c] = x
+                left[x] = a - take
+                i += take
+                if i == j:
+                    break
+        if i < j:
+            return None
     return out
 
 
