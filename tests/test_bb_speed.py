@@ -129,20 +129,22 @@ def test_equal_state_after_a_swap_reuses_the_rest():
                                    st.sampled_from([0.0, 50.0, 900.0])), min_size=6, max_size=11),
        st.integers(0, 2 ** 16))
 def test_artifact_search_same_with_and_without_reuse(busy, queue, seed):
-    """The artifact's search (early rejection on) returns the same order,
-    score and number of evaluations, and leaves the random generator in the
-    same state, with or without the kept reference; its result is the score
-    of the order list-scheduled from scratch."""
+    """The artifact's search returns the same order, score and number of
+    evaluations, and leaves the random generator in the same state, with
+    full evaluations of every move, with early rejection, and with early
+    rejection and the kept reference; its result is the score of
+    the order list-scheduled from scratch."""
     prof = _profile([REQUESTS[k] for k in busy])
     jobs = _queue([k for k, _ in queue], [w for _, w in queue])
     results = []
-    for use_keep in (False, True):
+    for fast, use_keep in ((False, False), (True, False), (True, True)):
         lplan = ListPlan(prof, PLACER, NOW, waiting_cost(2.0))
         rng = random.Random(seed)
-        res = plan.artifact_order(jobs, lplan.evaluate, rng, cost_until=lplan.evaluate_until,
+        res = plan.artifact_order(jobs, lplan.evaluate, rng,
+                                  cost_until=lplan.evaluate_until if fast else None,
                                   keep=lplan.keep if use_keep else None)
         results.append(([j.seq for j in res.order], res.cost, res.evaluations, rng.random()))
-    assert results[0] == results[1]
+    assert results[0] == results[1] == results[2]
     order = {j.seq: j for j in jobs}
     c = ListPlan(prof, PLACER, NOW, waiting_cost(2.0)).evaluate([order[s] for s in results[0][0]])
     assert (c if math.isinf(c) else round(c)) == results[0][1]
