@@ -326,13 +326,26 @@ def _choose_mask(topo: Topology, mask: int, n: int) -> list:
     return hit
 
 
+class _Lazy:
+    """A read-only sequence whose item ``k`` is ``f(k)`` (the profile's
+    segments for :func:`_scan`, computed when read)."""
+
+    __slots__ = ("f",)
+
+    def __init__(self, f):
+        self.f = f
+
+    def __getitem__(self, k):
+        return self.f(k)
+
+
 def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tols: list, n: int,
           bb: float, duration: float, only_at: bool = False) -> tuple:
     """The candidate scan of :func:`earliest_placement` and of
     :class:`BurstBufferPlacer` on a profile or a timeline: segment ``k`` of
-    ``S`` starts at ``start_of(k)`` (s; the first at the query time), has the
-    free nodes ``mask_of_seg(k)`` (int bit mask) and the free bytes
-    ``free_of(k)`` of each burst-buffer node in ``bbs`` order (the storage
+    ``S`` starts at ``start_of[k]`` (s; the first at the query time), has the
+    free nodes ``mask_of_seg[k]`` (int bit mask) and the free bytes
+    ``free_of[k]`` of each burst-buffer node in ``bbs`` order (the storage
     ids of ``topo.bbs`` in the plan's pool order; ``tols`` likewise). A segment
     that alone lacks nodes or burst-buffer slots rules out every window
     covering it.
@@ -344,25 +357,26 @@ def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tol
     """
     acache = topo.assign_cache
     bad = [None] * S
-    seg_mask = [None] * S  # mask_of_seg(k), computed once per segment
+    # mask_of_seg[k], computed once per segment (a list is read as it is)
+    seg_mask = mask_of_seg if type(mask_of_seg) is list else [None] * S
     i = 0
     while i < S:
-        t = start_of(i)
+        t = start_of[i]
         end = t + duration
         j = i
         mask = -1
         mins = None
         fail = -1       # the segment whose inclusion made the window [i..] fail
-        while j < S and (j == i or start_of(j) < end):
+        while j < S and (j == i or start_of[j] < end):
             b = bad[j]
             fj = None
             mj = seg_mask[j]
             if mj is None:
-                mj = seg_mask[j] = mask_of_seg(j)
+                mj = seg_mask[j] = mask_of_seg[j]
             if b is None:
                 b = mj.bit_count() < n
                 if not b:
-                    fj = free_of(j)
+                    fj = free_of[j]
                     tot = 0     # burst buffers the segment holds, counted up to n
                     for f, tl in zip(fj, tols):
                         tot += (f + tl) // bb
@@ -378,7 +392,7 @@ def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tol
                 fail = j
                 break
             if fj is None:
-                fj = free_of(j)
+                fj = free_of[j]
             mins = list(fj) if mins is None else list(map(min, mins, fj))
             j += 1
         if fail < 0:
@@ -409,14 +423,14 @@ def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tol
         # start no earlier than i's and reach past segment fail, which i's
         # window reached): walk back from fail to the largest such k.
         m2 = seg_mask[fail]
-        mins2 = list(free_of(fail))
+        mins2 = list(free_of[fail])
         k = fail
         while k > i:
             k -= 1
             m2 &= seg_mask[k]
             if m2.bit_count() < n:
                 break
-            mins2 = list(map(min, mins2, free_of(k)))
+            mins2 = list(map(min, mins2, free_of[k]))
             if sum([(m + tl) // bb for m, tl in zip(mins2, tols)]) < n:
                 break
         i = k + 1
@@ -448,8 +462,7 @@ def _scan_plan(plan, topo: Topology, n: int, bb: float, duration: float, after: 
             lay = plan.cache[topo] = (bbs, pidx, whole, [plan.tols[x] for x in pidx])
         bbs, pidx, whole, tols = lay
         if after == st[0] and whole:    # the list-scheduling hot path
-            return _scan(topo, bbs, len(st), st.__getitem__, masks.__getitem__, free.__getitem__,
-                         tols, n, bb, duration, only_at)
+            return _scan(topo, bbs, len(st), st, masks, free, tols, n, bb, duration, only_at)
         k0 = bisect_right(st, after) - 1 if after > st[0] else 0
         mask_of_seg = (lambda k: masks[k0 + k])
     else:
@@ -463,8 +476,8 @@ def _scan_plan(plan, topo: Topology, n: int, bb: float, duration: float, after: 
         free_of = (lambda k: free[k0 + k])
     else:
         free_of = (lambda k: [free[k0 + k][x] for x in pidx])
-    return _scan(topo, bbs, len(st) - k0, lambda k: after if k == 0 else st[k0 + k], mask_of_seg,
-                 free_of, tols, n, bb, duration, only_at)
+    return _scan(topo, bbs, len(st) - k0, _Lazy(lambda k: after if k == 0 else st[k0 + k]),
+                 _Lazy(mask_of_seg), _Lazy(free_of), tols, n, bb, duration, only_at)
 
 
 def earliest_placement(profile: AvailabilityProfile, topo: Topology, n: int, bb: float,
@@ -581,8 +594,8 @@ class BurstBufferPlacer(Placer):
             st, masks, free = plan.state()
             lay = plan.cache.get(self.topology)
             if lay is not None and lay[2] and after == st[0]:
-                return _scan(self.topology, lay[0], len(st), st.__getitem__, masks.__getitem__,
-                             free.__getitem__, lay[3], req.nodes, req.bb, job.estimate)
+                return _scan(self.topology, lay[0], len(st), st, masks, free, lay[3], req.nodes,
+                             req.bb, job.estimate)
         return _scan_plan(plan, self.topology, req.nodes, req.bb, job.estimate, after, False)
 
 
