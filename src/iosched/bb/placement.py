@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import re
 from math import floor
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from typing import Mapping, Optional
 
 from procset import ProcSet
@@ -340,7 +340,7 @@ class _Lazy:
 
 
 def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tols: list, n: int,
-          bb: float, duration: float, only_at: bool = False) -> tuple:
+          bb: float, duration: float, only_at: bool = False, first: int = 0) -> tuple:
     """The candidate scan of :func:`earliest_placement` and of
     :class:`BurstBufferPlacer` on a profile or a timeline: segment ``k`` of
     ``S`` starts at ``start_of[k]`` (s; the first at the query time), has the
@@ -348,7 +348,8 @@ def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tol
     ``free_of[k]`` of each burst-buffer node in ``bbs`` order (the storage
     ids of ``topo.bbs`` in the plan's pool order; ``tols`` likewise). A segment
     that alone lacks nodes or burst-buffer slots rules out every window
-    covering it.
+    covering it. The candidates start at segment ``first`` (the caller
+    knows that none before it fits).
 
     :returns: ``(t, Allocation)`` -- resources the nodes (topology order),
         pools ``{"bb:<id>": bytes}``, data ``{node: storage id}`` -- or
@@ -359,7 +360,7 @@ def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tol
     bad = [None] * S
     # mask_of_seg[k], computed once per segment (a list is read as it is)
     seg_mask = mask_of_seg if type(mask_of_seg) is list else [None] * S
-    i = 0
+    i = first
     while i < S:
         t = start_of[i]
         end = t + duration
@@ -516,6 +517,11 @@ def fit_at(profile: AvailabilityProfile, topo: Topology, n: int, bb: float, dura
     return None if nodes is None else (nodes, bb_of)
 
 
+#: ``Timeline.cache`` key prefix of a request's earliest start on the
+#: timeline's snapshot (:meth:`BurstBufferPlacer.earliest`)
+_LOWER = "bb-earliest-on-snapshot"
+
+
 class BurstBufferPlacer(Placer):
     """Compute nodes and, for each, a burst buffer of ``bb`` bytes on a
     storage node (the burst-buffer family's placement, see the module
@@ -589,13 +595,38 @@ class BurstBufferPlacer(Placer):
         return _scan_plan(plan, self.topology, req.nodes, req.bb, job.estimate, t, True)[1]
 
     def earliest(self, plan, job, after: float) -> tuple:
+        """Earliest placement of ``job`` from ``after`` on ``plan`` (a
+        profile or a :class:`~iosched.sched.timeline.Timeline`).
+
+        On a timeline with pushed reservations, from ``now``, the scan
+        starts at the request's earliest start on the timeline's snapshot
+        (:meth:`~iosched.sched.timeline.Timeline.base`, computed once per
+        request and timeline, in ``plan.cache``): whether a request fits
+        depends only on how many nodes are free all along the window and on
+        the burst-buffer slots (:func:`_choose_mask` and :func:`assign_bb`
+        always succeed then), so reservations only delay it, and every
+        earlier candidate fails (a start that fits inside a segment also
+        fits at the segment's start). Same answer as the scan from ``now``.
+        """
         req = job.request
         if type(plan) is Timeline:      # the list-scheduling hot path, inlined
             st, masks, free = plan.state()
-            lay = plan.cache.get(self.topology)
+            topo = self.topology
+            lay = plan.cache.get(topo)
             if lay is not None and lay[2] and after == st[0]:
-                return _scan(self.topology, lay[0], len(st), st, masks, free, lay[3], req.nodes,
-                             req.bb, job.estimate)
+                n, bb, d = req.nodes, req.bb, job.estimate
+                first = 0
+                if len(plan):
+                    key = (_LOWER, n, bb, d)
+                    lb = plan.cache.get(key)
+                    if lb is None:
+                        b_st, b_masks, b_free = plan.base()
+                        lb = plan.cache[key] = _scan(topo, lay[0], len(b_st), b_st, b_masks, b_free,
+                                                     lay[3], n, bb, d)[0]
+                    if lb == INF:
+                        return INF, None
+                    first = bisect_left(st, lb)
+                return _scan(topo, lay[0], len(st), st, masks, free, lay[3], n, bb, d, False, first)
         return _scan_plan(plan, self.topology, req.nodes, req.bb, job.estimate, after, False)
 
 

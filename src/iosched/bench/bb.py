@@ -24,6 +24,11 @@ figures depend on the machine), written to
 3. with ``--full POLICY``: the **whole log** (28,467 jobs) with that policy
    (target of issue 13 for plan-2: at most 10 min), with the same
    per-decision table for plan-k, written to ``bb_kth_full_<POLICY>.json``.
+   With ``--full-cap SECONDS`` a run still going after that wall time is
+   stopped and the file records how far it got instead: the simulated time
+   reached (the engine's ``--progress-file``), the workload jobs submitted
+   by then, their rate per minute of wall time and the wall time the whole
+   log would take at that rate (a lower bound when the queue grows).
 
 A machine calibration (:func:`iosched.bench.common.calibrate`) is recorded
 beside the figures.
@@ -32,6 +37,7 @@ beside the figures.
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import sys
 import tempfile
@@ -77,7 +83,7 @@ def decision_table(searches: list) -> list:
     return out
 
 
-def _run(platform, workload, policy, out, timeout, stats=None, encoding="phases"):
+def _run(platform, workload, policy, out, timeout, stats=None, encoding="phases", engine_args=()):
     rusage = out / "rusage.json"
     opts = {"policy": policy, "seed": 1, "encoding": encoding}
     if stats is not None:
@@ -85,7 +91,7 @@ def _run(platform, workload, policy, out, timeout, stats=None, encoding="phases"
     t0 = time.perf_counter()
     run_simulation(platform, workload, str(REPO_ROOT / "schedulers" / "burstbuffer.py"), out,
                    options=opts, timeout=timeout,
-                   engine_args=["--rusage-file", str(rusage)])  # + --enable-dynamic-jobs (runner)
+                   engine_args=["--rusage-file", str(rusage), *engine_args])  # + --enable-dynamic-jobs (runner)
     wall = time.perf_counter() - t0
     ru = json.loads(rusage.read_text())
     with open(out / "out_schedule.csv") as f:
@@ -104,10 +110,27 @@ def _run(platform, workload, policy, out, timeout, stats=None, encoding="phases"
     return res
 
 
-def _full_run(platform, swf, policy, out_dir):
+def _capped(w: dict, progress: Path, cap: float) -> dict:
+    """How far a whole-log run stopped after ``cap`` s of wall time got:
+    simulated time reached (s, from the engine's progress file), workload
+    jobs submitted by then, their rate (jobs per minute of wall time) and
+    the whole log's wall time extrapolated at that rate (s)."""
+    try:
+        sim_t = float(progress.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        sim_t = 0.0
+    submitted = sum(1 for j in w["jobs"] if j["subtime"] <= sim_t)
+    rate = submitted / (cap / 60.0)
+    return {"capped_at_wall_s": cap, "sim_time_reached_s": round(sim_t, 1),
+            "jobs_submitted_by_then": submitted, "jobs_per_min": round(rate, 1),
+            "extrapolated_wall_s": round(len(w["jobs"]) / rate * 60.0, 0) if rate else None}
+
+
+def _full_run(platform, swf, policy, out_dir, cap=None):
     """Whole KTH-SP2 log (28,467 jobs, seed 1) with ``policy``; writes
     ``bb_kth_full_<policy>.json`` (wall time, engine/scheduler split and,
-    for plan-k, the per-decision table). Target of issue 13: 10 min."""
+    for plan-k, the per-decision table; with ``cap`` s and a run still
+    going then, how far it got: :func:`_capped`). Target of issue 13: 10 min."""
     res = {"benchmark": f"bb_kth_full_{policy}", "platform": "dragonfly96",
            "workload": "iosched.bb.workload.generate(KTH-SP2, seed=1), whole log",
            "target_wall_s": 600.0}
@@ -118,10 +141,17 @@ def _full_run(platform, swf, policy, out_dir):
         W.write_workload(w, wl)
         click.echo(f"bb bench: {policy}, whole log ({len(w['jobs'])} jobs)...")
         stats = tmp / "stats.json" if policy.startswith("plan-") else None
-        run = _run(platform, wl, policy, tmp / "run", 4 * 3600, stats=stats)
+        progress = tmp / "progress"
+        try:
+            run = _run(platform, wl, policy, tmp / "run", cap or 4 * 3600, stats=stats,
+                       engine_args=["--progress-file", str(progress)])
+        except RunError:
+            if cap is None or not progress.exists():
+                raise
+            run = _capped(w, progress, cap)
         run["nb_jobs"] = len(w["jobs"])
         res["run"] = run
-    res["target_met"] = run["wall_s"] <= res["target_wall_s"]
+    res["target_met"] = run.get("wall_s", math.inf) <= res["target_wall_s"]
     res["machine"] = {"python": sys.version.split()[0]}
     res["calibration"] = calibrate()
     write_result(res, Path(out_dir) / f"bb_kth_full_{policy}.json")
@@ -136,12 +166,14 @@ def _full_run(platform, swf, policy, out_dir):
 @click.option("--full", "full_policies", multiple=True, metavar="POLICY",
               help="also run the whole log with POLICY (repeatable; e.g. --full plan-2); "
                    "writes results/bench/bb_kth_full_POLICY.json")
+@click.option("--full-cap", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
+              help="stop a --full run after SECONDS of wall time and record its rate instead")
 @click.option("--skip-1000", is_flag=True, help="skip the sjf-bb run on the first jobs")
 @click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True,
               help="sjf-bb runs per encoding (alternated; the median is reported)")
 @click.option("--output", type=click.Path(file_okay=False), default=str(REPO_ROOT / "results" / "bench"),
               show_default=True)
-def bench_command(swf, nb_jobs, plan_jobs, full_policies, skip_1000, repeat, output):
+def bench_command(swf, nb_jobs, plan_jobs, full_policies, full_cap, skip_1000, repeat, output):
     """Time sjf-bb on the first KTH jobs (per-phase and composed encodings,
     alternated, medians), plan-2's decisions, and whole-log runs."""
     platform = REPO_ROOT / "platforms" / "dragonfly96.xml"
@@ -153,7 +185,7 @@ def bench_command(swf, nb_jobs, plan_jobs, full_policies, skip_1000, repeat, out
         out = Path(output)
         out.mkdir(parents=True, exist_ok=True)
         for pol in full_policies:
-            _full_run(platform, swf, pol, out)
+            _full_run(platform, swf, pol, out, full_cap)
         if skip_1000:
             return
         with tempfile.TemporaryDirectory(prefix="iosched-bb-bench-") as tmp:

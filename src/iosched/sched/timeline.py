@@ -181,6 +181,10 @@ class Timeline:
             raise IndexError("Timeline.pop: nothing pushed")
         self._states.pop()
 
+    def base(self) -> tuple:
+        """The snapshot's own state (before any push), as :meth:`state`."""
+        return self._states[0]
+
     def saved(self) -> list:
         """The stack of states (a new list of the shared immutable states:
         ``saved()[k]`` is the state after ``k`` pushes), for
