@@ -11,9 +11,13 @@ figures depend on the machine), written to
    and their ratio: what the per-phase dynamic jobs cost): wall time of the
    whole simulation (s, from the scheduler's start to the end of both
    processes; target of issue 13: at most 5 s), the engine's CPU time (s,
-   ``getrusage``), and the engine /
+   ``getrusage``), the scheduler's (the run's child processes' CPU time
+   less the engine's) and their sum ``cpu_s`` (the two processes take
+   turns, so on an idle machine the wall time approaches it; on a loaded
+   one the wall time also holds the waits for a core), and the engine /
    scheduler split: ``scheduling_time`` of ``_schedule.csv`` is the wall time
    (s) the engine waited for the scheduler's replies, the rest is the engine.
+   The 1-minute load average before and after is recorded.
 2. **plan-2 time per scheduling decision** on the first ``--plan-jobs`` jobs
    (default 200) of the same workload: the scheduler's ``stats`` option
    records the wall-clock time of every plan pass; reported per queue-length
@@ -38,6 +42,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -88,17 +94,22 @@ def _run(platform, workload, policy, out, timeout, stats=None, encoding="phases"
     opts = {"policy": policy, "seed": 1, "encoding": encoding}
     if stats is not None:
         opts["stats"] = str(stats)
+    c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     run_simulation(platform, workload, str(REPO_ROOT / "schedulers" / "burstbuffer.py"), out,
                    options=opts, timeout=timeout,
                    engine_args=["--rusage-file", str(rusage), *engine_args])  # + --enable-dynamic-jobs (runner)
     wall = time.perf_counter() - t0
+    c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     ru = json.loads(rusage.read_text())
     with open(out / "out_schedule.csv") as f:
         header, values = f.read().splitlines()[:2]
     sched = dict(zip(header.split(","), values.split(",")))
     waited = float(sched["scheduling_time"])
-    res = {"wall_s": round(wall, 2), "engine_cpu_s": round(ru["user_s"] + ru["sys_s"], 2),
+    engine_cpu = ru["user_s"] + ru["sys_s"]
+    both_cpu = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
+    res = {"wall_s": round(wall, 2), "engine_cpu_s": round(engine_cpu, 2),
+           "scheduler_cpu_s": round(both_cpu - engine_cpu, 2), "cpu_s": round(both_cpu, 2),
            "engine_max_rss_mb": round(ru["max_rss_kb"] / 1024, 1),
            "scheduler_s": round(waited, 2), "engine_s": round(wall - waited, 2),
            "makespan_s": float(sched["makespan"])}
@@ -152,7 +163,7 @@ def _full_run(platform, swf, policy, out_dir, cap=None):
         run["nb_jobs"] = len(w["jobs"])
         res["run"] = run
     res["target_met"] = run.get("wall_s", math.inf) <= res["target_wall_s"]
-    res["machine"] = {"python": sys.version.split()[0]}
+    res["machine"] = {"python": sys.version.split()[0], "load_avg_1min": round(os.getloadavg()[0], 2)}
     res["calibration"] = calibrate()
     write_result(res, Path(out_dir) / f"bb_kth_full_{policy}.json")
 
@@ -177,6 +188,7 @@ def bench_command(swf, nb_jobs, plan_jobs, full_policies, full_cap, skip_1000, r
     """Time sjf-bb on the first KTH jobs (per-phase and composed encodings,
     alternated, medians), plan-2's decisions, and whole-log runs."""
     platform = REPO_ROOT / "platforms" / "dragonfly96.xml"
+    load0 = round(os.getloadavg()[0], 2)
     res = {"benchmark": f"bb_kth{nb_jobs}_sjf-bb", "platform": "dragonfly96",
            "workload": f"iosched.bb.workload.generate(KTH-SP2, seed=1), first {nb_jobs} jobs",
            "target_wall_s": 5.0}
@@ -217,7 +229,7 @@ def bench_command(swf, nb_jobs, plan_jobs, full_policies, full_cap, skip_1000, r
     except (InputError, RunError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     res["target_met"] = res["sjf_bb"]["wall_s"] <= res["target_wall_s"]
-    res["machine"] = {"python": sys.version.split()[0]}
+    res["machine"] = {"python": sys.version.split()[0], "load_avg_1min": [load0, round(os.getloadavg()[0], 2)]}
     res["calibration"] = calibrate()
     write_result(res, out / f"bb_kth{nb_jobs}_sjf-bb.json")
 
