@@ -240,3 +240,31 @@ def test_generator_cli_one_line_errors(tmp_path):
         r = subprocess.run([sys.executable, "-m", "iosched.listpack", *args, str(tmp_path / "z.json")],
                            capture_output=True, text=True)
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+EVERY_PASS = '''
+from iosched.schedulers.listpack import Listpack
+
+
+class EveryPass(Listpack):
+    """Listpack with a scheduling pass at every Batsim message."""
+
+    SKIP_INTERNAL_PASSES = False
+'''
+
+
+@pytest.mark.parametrize("sched", ["io-list-bf", "io-pack-max-bf"])
+def test_skipping_phase_passes_keeps_the_schedule(mira, sched):
+    """Passes only for job events and due overruns give the schedule of a
+    pass at every message (EASY's head reservation moves on overruns)."""
+    d = mira[0] / "everypass"
+    d.mkdir(exist_ok=True)
+    (d / "EveryPass.py").write_text(EVERY_PASS)
+    fast, jobs, _ = _run(mira, mira[2], sched, name=f"skip-{sched}")
+    _run(mira, mira[2], str(d / "EveryPass.py"), {"policy": sched},
+                          name=f"every-{sched}")
+    jt = job_table(fast, jobs, B)
+    assert (jt["end"] - jt["start"] > jt["job"].map(lambda j: jobs[j].time(B)) + 1).any()  # overruns
+    out = mira[0]
+    assert ((out / f"skip-{sched}" / "out_jobs.csv").read_bytes()
+            == (out / f"every-{sched}" / "out_jobs.csv").read_bytes())
