@@ -3,14 +3,17 @@ Vidal, IJHPCA 2023, Figs. 4-9) from finished campaign folders.
 
     python -m iosched.listpack.reproduction OUT_DIR CAMPAIGN_DIR [CAMPAIGN_DIR ...]
 
-Writes ``OUT_DIR/runs.csv`` (one row per run: family, alpha, scheduler
-label, I/O model, seed, the :func:`iosched.listpack.metrics.summary`
-metrics, phase jobs, wall time), ``OUT_DIR/stretch.md`` (mean over seeds
-with a 95 % t confidence half-width when there are several seeds),
-``OUT_DIR/starvation.md`` (rank correlation of start time with I/O share and size) and the
-figures ``fig4_5_utilization.png``, ``fig6_max_stretch.png``,
+Writes ``OUT_DIR/runs.csv`` (one row per run: family, alpha, volume rule,
+scheduler label, I/O model, seed, the :func:`iosched.listpack.metrics.summary`
+metrics, phase jobs, wall time), and for the runs under the paper's volume
+formula ``OUT_DIR/stretch.md`` (mean over seeds with a 95 % t confidence
+half-width when there are several seeds), ``OUT_DIR/pivots.md`` (the same
+means as scheduler x (family, alpha) tables), ``OUT_DIR/starvation.md``
+(rank correlation of start time with I/O share and size) and the figures
+``fig4_5_utilization.png``, ``fig6_max_stretch.png``,
 ``fig7_mean_stretch.png``, ``fig8_usage.png``, ``fig9_idle_vs_stretch.png``,
-``shared_vs_exclusive.png``.
+``shared_vs_exclusive.png``. Runs with ``volume="time"`` (the bandwidth
+constraints bind) get the same tables and figures in ``OUT_DIR/volume_time/``.
 """
 
 from __future__ import annotations
@@ -75,12 +78,12 @@ def collect(campaigns) -> tuple:
             s["rho_start_nodes"] = float(jt["start"].rank().corr(jt["nodes"].rank()))
             wall = json.loads(done.read_text()).get("wall_s", json.loads(done.read_text()).get("wall_time_s"))
             rows.append({"run": d.name, "family": args["family"], "alpha": float(args["alpha"]),
-                         "alpha_achieved": rec["alpha"], "scheduler": info["params"]["scheduler"],
+                         "volume": args.get("volume", "paper"), "alpha_achieved": rec["alpha"], "scheduler": info["params"]["scheduler"],
                          "policy": info["identity"]["scheduler"]["name"],
                          "io_model": opts.get("io_model", "exclusive"), "seed": info["seed"],
                          "phases": int(len(ph)), "wall_s": wall, **s})
             data[d.name] = (ph, jobs, rec)
-    df = pd.DataFrame(rows).sort_values(["family", "alpha", "scheduler", "seed"]).reset_index(drop=True)
+    df = pd.DataFrame(rows).sort_values(["volume", "family", "alpha", "scheduler", "seed"]).reset_index(drop=True)
     return df, data
 
 
@@ -92,9 +95,12 @@ def _agg(df, col):
     return out
 
 
-def write_tables(df: pd.DataFrame, out: Path) -> None:
-    """``runs.csv`` and ``stretch.md`` (see module doc)."""
-    df.to_csv(out / "runs.csv", index=False, float_format="%.6g")
+def write_tables(df: pd.DataFrame, out: Path, runs_csv: bool = True) -> None:
+    """``runs.csv`` (unless not ``runs_csv``), ``stretch.md``, ``pivots.md``
+    and ``starvation.md`` (see module doc)."""
+    if runs_csv:
+        df.to_csv(out / "runs.csv", index=False, float_format="%.6g")
+    write_pivots(df, out)
     lines = ["# Stretch, utilization and idle ratio per family, alpha and scheduler",
              "", "mean over seeds (n = seeds; +- 95 % t half-width when n > 1)", ""]
     for fam in FAMILIES:
@@ -125,20 +131,39 @@ def write_tables(df: pd.DataFrame, out: Path) -> None:
     (out / "starvation.md").write_text("\n".join(lines) + "\n")
 
 
+def write_pivots(df: pd.DataFrame, out: Path) -> None:
+    """``pivots.md``: mean over seeds of the max stretch, mean stretch and
+    utilization, one row per scheduler label, one column per (family, alpha)."""
+    lines = ["# Means over seeds, scheduler x (family, alpha)", "",
+             "(n seeds per cell in stretch.md; exclusive model unless the label ends in -shared)", ""]
+    for col in ("mean_stretch", "max_stretch", "utilization", "idle_ratio"):
+        pv = df.pivot_table(index="scheduler", columns=["family", "alpha"], values=col, aggfunc="mean")
+        heads = [f"{f} {a}" for f, a in pv.columns]
+        lines += [f"## {col.replace('_', ' ')}", "", "| scheduler | " + " | ".join(heads) + " |",
+                  "|---|" + "---|" * len(heads)]
+        for sch, row in pv.iterrows():
+            lines.append(f"| {sch} | " + " | ".join("" if pd.isna(v) else f"{v:.3f}" for v in row) + " |")
+        lines.append("")
+    (out / "pivots.md").write_text("\n".join(lines) + "\n")
+
+
 def _excl(df):
     return df[df["io_model"] == "exclusive"]
 
 
-def figures(df: pd.DataFrame, data: dict, out: Path, usage_alpha: float = 0.6) -> None:
-    """The figures of the module doc (PNG, < 1 MB each)."""
+def figures(df: pd.DataFrame, data: dict, out: Path, usage_alpha: float = 0.6,
+            idle_family: str = "M-BN") -> None:
+    """The figures of the module doc (PNG, < 1 MB each); Fig. 9 for
+    ``idle_family``; families without runs are left out."""
     ex = _excl(df)
+    families = [f for f in FAMILIES if f in set(ex["family"])]
     alphas = sorted(ex["alpha"].unique())
     scheds = sorted(ex["scheduler"].unique())
-    colors = {s: plt.cm.tab10(i % 10) for i, s in enumerate(scheds + ["io-list-shared", "io-pack-max-shared"])}
+    colors = {s: plt.cm.tab10(i % 10) for i, s in enumerate(scheds)}
     # Figs 4-5: utilization over time (mean over seeds on a common grid)
-    fig, axes = plt.subplots(len(FAMILIES), len(alphas), figsize=(3.2 * len(alphas), 2.6 * len(FAMILIES)),
+    fig, axes = plt.subplots(len(families), len(alphas), figsize=(3.2 * len(alphas), 2.6 * len(families)),
                              squeeze=False, sharey=True)
-    for i, fam in enumerate(FAMILIES):
+    for i, fam in enumerate(families):
         for j, a in enumerate(alphas):
             ax = axes[i][j]
             sub = ex[(ex["family"] == fam) & (ex["alpha"] == a)]
@@ -159,7 +184,7 @@ def figures(df: pd.DataFrame, data: dict, out: Path, usage_alpha: float = 0.6) -
                 ax.plot(grid / 3600, mean, label=sch, color=colors[sch], lw=1)
             ax.set_title(f"{fam} alpha={a}", fontsize=8)
             ax.tick_params(labelsize=7)
-            if i == len(FAMILIES) - 1:
+            if i == len(families) - 1:
                 ax.set_xlabel("time (h)", fontsize=7)
             if j == 0:
                 ax.set_ylabel("utilization", fontsize=7)
@@ -169,9 +194,9 @@ def figures(df: pd.DataFrame, data: dict, out: Path, usage_alpha: float = 0.6) -
     plt.close(fig)
     # Figs 6-7: stretch against alpha
     for col, name in (("max_stretch", "fig6_max_stretch.png"), ("mean_stretch", "fig7_mean_stretch.png")):
-        fig, axes = plt.subplots(1, len(FAMILIES), figsize=(14, 3.2), squeeze=False)
+        fig, axes = plt.subplots(1, len(families), figsize=(3.5 * len(families), 3.2), squeeze=False)
         agg = _agg(ex, col)
-        for i, fam in enumerate(FAMILIES):
+        for i, fam in enumerate(families):
             ax = axes[0][i]
             for sch, g in agg[agg["family"] == fam].groupby("scheduler"):
                 ax.errorbar(g["alpha"], g["mean"], yerr=g["ci"].fillna(0), label=sch, color=colors[sch],
@@ -207,28 +232,30 @@ def figures(df: pd.DataFrame, data: dict, out: Path, usage_alpha: float = 0.6) -
     plt.close(fig)
     # Fig 9: mean stretch against idle ratio (M-BN)
     fig, ax = plt.subplots(figsize=(5, 4))
-    sub = ex[ex["family"] == "M-BN"]
+    sub = ex[ex["family"] == idle_family]
     for sch, g in sub.groupby("scheduler"):
         ax.scatter(g["idle_ratio"], g["mean_stretch"], label=sch, color=colors[sch], s=12)
         gg = g.groupby("alpha")[["idle_ratio", "mean_stretch"]].mean().sort_values("idle_ratio")
         ax.plot(gg["idle_ratio"], gg["mean_stretch"], color=colors[sch], lw=0.8)
     ax.set_xlabel("idle ratio")
     ax.set_ylabel("mean stretch")
-    ax.set_title("M-BN (points: runs; lines: mean per alpha)", fontsize=9)
+    ax.set_title(f"{idle_family} (points: runs; lines: mean per alpha)", fontsize=9)
     ax.legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(out / "fig9_idle_vs_stretch.png", dpi=80)
     plt.close(fig)
     # shared vs exclusive
-    pairs = [("io-list", "io-list-shared"), ("io-pack-max", "io-pack-max-shared")]
-    fig, axes = plt.subplots(1, len(FAMILIES), figsize=(14, 3.2), squeeze=False)
-    for i, fam in enumerate(FAMILIES):
+    if (df["io_model"] == "exclusive").all():
+        return
+    pairs = [(p, f"{p}-shared") for p in ("io-list", "io-pack-random", "io-pack-max", "io-pack-char")]
+    fig, axes = plt.subplots(1, len(families), figsize=(3.5 * len(families), 3.2), squeeze=False)
+    for i, fam in enumerate(families):
         ax = axes[0][i]
         for a, b in pairs:
             for sch, ls in ((a, "-"), (b, "--")):
                 g = df[(df["family"] == fam) & (df["scheduler"] == sch)].groupby("alpha")["mean_stretch"].mean()
                 if len(g):
-                    ax.plot(g.index, g.values, ls, marker="o", ms=3, label=sch, color=colors[a])
+                    ax.plot(g.index, g.values, ls, marker="o", ms=3, label=sch, color=colors.get(a))
         ax.set_title(fam, fontsize=9)
         ax.set_xlabel("I/O load alpha", fontsize=8)
         ax.set_ylabel("mean stretch", fontsize=8)
@@ -251,8 +278,15 @@ def main(argv=None) -> int:
     except (InputError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    write_tables(df, out)
-    figures(df, data, out)
+    df.to_csv(out / "runs.csv", index=False, float_format="%.6g")
+    paper, vtime = df[df["volume"] == "paper"], df[df["volume"] == "time"]
+    if not paper.empty:
+        write_tables(paper, out, runs_csv=False)
+        figures(paper, data, out)
+    if not vtime.empty:
+        (out / "volume_time").mkdir(exist_ok=True)
+        write_tables(vtime, out / "volume_time", runs_csv=False)
+        figures(vtime, data, out / "volume_time", idle_family="M-No")
     print(f"{len(df)} runs -> {out}")
     return 0
 
