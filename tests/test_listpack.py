@@ -268,3 +268,28 @@ def test_skipping_phase_passes_keeps_the_schedule(mira, sched):
     out = mira[0]
     assert ((out / f"skip-{sched}" / "out_jobs.csv").read_bytes()
             == (out / f"every-{sched}" / "out_jobs.csv").read_bytes())
+
+
+def test_sweep_record_counts_runs_and_span(tmp_path):
+    import json
+    import os
+
+    from iosched.bench.listpack import sweep_record
+    camp = tmp_path / "camp"
+    for k, (t0, wall) in enumerate(((1000.0, 4.0), (1003.0, 6.0), (1010.0, 5.0))):
+        d = camp / "runs" / f"r{k}"
+        d.mkdir(parents=True)
+        (d / "run.json").write_text("{}")
+        (d / "done.json").write_text(json.dumps({"wall_time_s": wall}))
+        os.utime(d / "run.json", (t0, t0))
+        os.utime(d / "done.json", (t0 + wall, t0 + wall))
+    (camp / "runs" / "killed").mkdir()   # no done.json: not counted
+    log = tmp_path / "load.log"
+    log.write_text("01:00:00 2.0 1.0 1.0\n01:01:00 4.0 2.0 1.0\n01:02:00 3.0 2.0 1.0\n")
+    res = sweep_record([camp], log)
+    c = res["campaigns"]["camp"]
+    assert (c["runs"], c["run_wall_s_sum"], c["run_wall_s_median"]) == (3, 15.0, 5.0)
+    assert c["span_s"] == pytest.approx(15.0) and res["span_s"] == pytest.approx(15.0)
+    assert res["load_1min"] == {"samples": 3, "min": 2.0, "median": 3.0, "max": 4.0}
+    with pytest.raises(InputError, match="no finished run"):
+        sweep_record([tmp_path / "empty"])

@@ -147,6 +147,11 @@ def write_pivots(df: pd.DataFrame, out: Path) -> None:
     (out / "pivots.md").write_text("\n".join(lines) + "\n")
 
 
+def _legend(ax) -> None:
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=6)
+
+
 def _excl(df):
     return df[df["io_model"] == "exclusive"]
 
@@ -188,7 +193,7 @@ def figures(df: pd.DataFrame, data: dict, out: Path, usage_alpha: float = 0.6,
                 ax.set_xlabel("time (h)", fontsize=7)
             if j == 0:
                 ax.set_ylabel("utilization", fontsize=7)
-    axes[0][0].legend(fontsize=6)
+    _legend(axes[0][0])
     fig.tight_layout()
     fig.savefig(out / "fig4_5_utilization.png", dpi=80)
     plt.close(fig)
@@ -206,7 +211,7 @@ def figures(df: pd.DataFrame, data: dict, out: Path, usage_alpha: float = 0.6,
             ax.set_title(fam, fontsize=9)
             ax.set_xlabel("I/O load alpha", fontsize=8)
             ax.set_ylabel(col.replace("_", " "), fontsize=8)
-        axes[0][0].legend(fontsize=6)
+        _legend(axes[0][0])
         fig.tight_layout()
         fig.savefig(out / name, dpi=80)
         plt.close(fig)
@@ -226,7 +231,7 @@ def figures(df: pd.DataFrame, data: dict, out: Path, usage_alpha: float = 0.6,
         for j, c in enumerate(("running applications", "used nodes / P", "used bandwidth / B")):
             axes[i][j].set_title(f"{fam} alpha={usage_alpha}: {c}", fontsize=8)
             axes[i][j].set_xlabel("time (h)", fontsize=7)
-    axes[0][0].legend(fontsize=6)
+    _legend(axes[0][0])
     fig.tight_layout()
     fig.savefig(out / "fig8_usage.png", dpi=80)
     plt.close(fig)
@@ -240,7 +245,7 @@ def figures(df: pd.DataFrame, data: dict, out: Path, usage_alpha: float = 0.6,
     ax.set_xlabel("idle ratio")
     ax.set_ylabel("mean stretch")
     ax.set_title(f"{idle_family} (points: runs; lines: mean per alpha)", fontsize=9)
-    ax.legend(fontsize=6)
+    _legend(ax)
     fig.tight_layout()
     fig.savefig(out / "fig9_idle_vs_stretch.png", dpi=80)
     plt.close(fig)
@@ -259,7 +264,7 @@ def figures(df: pd.DataFrame, data: dict, out: Path, usage_alpha: float = 0.6,
         ax.set_title(fam, fontsize=9)
         ax.set_xlabel("I/O load alpha", fontsize=8)
         ax.set_ylabel("mean stretch", fontsize=8)
-    axes[0][0].legend(fontsize=6)
+    _legend(axes[0][0])
     fig.tight_layout()
     fig.savefig(out / "shared_vs_exclusive.png", dpi=80)
     plt.close(fig)
