@@ -76,6 +76,10 @@ def collect(campaigns) -> tuple:
             # start time with the job's I/O share x and with its size
             s["rho_start_x"] = float(jt["start"].rank().corr(jt["x"].rank()))
             s["rho_start_nodes"] = float(jt["start"].rank().corr(jt["nodes"].rank()))
+            # the start-up / steady part of the run (Lesson 1): cumulative
+            # utilization at half the makespan
+            s["utilization_half"] = float(series(ph, jobs, rec["nodes"], rec["bandwidth"],
+                                                 [s["makespan"] / 2])["utilization"].iloc[0])
             wall = json.loads(done.read_text()).get("wall_s", json.loads(done.read_text()).get("wall_time_s"))
             rows.append({"run": d.name, "family": args["family"], "alpha": float(args["alpha"]),
                          "volume": args.get("volume", "paper"), "alpha_achieved": rec["alpha"], "scheduler": info["params"]["scheduler"],
@@ -132,11 +136,12 @@ def write_tables(df: pd.DataFrame, out: Path, runs_csv: bool = True) -> None:
 
 
 def write_pivots(df: pd.DataFrame, out: Path) -> None:
-    """``pivots.md``: mean over seeds of the max stretch, mean stretch and
-    utilization, one row per scheduler label, one column per (family, alpha)."""
+    """``pivots.md``: mean over seeds of the max stretch, mean stretch,
+    utilization (at the makespan and at half of it), idle ratio; one row per
+    scheduler label, one column per (family, alpha)."""
     lines = ["# Means over seeds, scheduler x (family, alpha)", "",
              "(n seeds per cell in stretch.md; exclusive model unless the label ends in -shared)", ""]
-    for col in ("mean_stretch", "max_stretch", "utilization", "idle_ratio"):
+    for col in ("mean_stretch", "max_stretch", "utilization", "utilization_half", "idle_ratio"):
         pv = df.pivot_table(index="scheduler", columns=["family", "alpha"], values=col, aggfunc="mean")
         heads = [f"{f} {a}" for f, a in pv.columns]
         lines += [f"## {col.replace('_', ' ')}", "", "| scheduler | " + " | ".join(heads) + " |",
