@@ -293,3 +293,18 @@ def test_sweep_record_counts_runs_and_span(tmp_path):
     assert res["load_1min"] == {"samples": 3, "min": 2.0, "median": 3.0, "max": 4.0}
     with pytest.raises(InputError, match="no finished run"):
         sweep_record([tmp_path / "empty"])
+
+
+def test_paired_differences_seed_by_seed():
+    import pandas as pd
+
+    from iosched.listpack.reproduction import paired
+    rows = []
+    for seed, (a, b) in enumerate(((1.0, 1.1), (2.0, 2.3), (3.0, 3.2)), start=1):
+        rows += [{"family": "M-BN", "alpha": 0.6, "scheduler": "io-list", "seed": seed, "m": a},
+                 {"family": "M-BN", "alpha": 0.6, "scheduler": "io-pack-max", "seed": seed, "m": b}]
+    rows.append({"family": "M-BN", "alpha": 0.6, "scheduler": "io-pack-max", "seed": 9, "m": 5.0})  # no pair
+    pt = paired(pd.DataFrame(rows), "m", "io-list")
+    assert len(pt) == 1 and pt["n"].iloc[0] == 3
+    assert pt["diff"].iloc[0] == pytest.approx(0.2)
+    assert pt["ci"].iloc[0] == pytest.approx(4.303 * 0.1 / math.sqrt(3))

@@ -8,7 +8,9 @@ scheduler label, I/O model, seed, the :func:`iosched.listpack.metrics.summary`
 metrics, phase jobs, wall time), and for the runs under the paper's volume
 formula ``OUT_DIR/stretch.md`` (mean over seeds with a 95 % t confidence
 half-width when there are several seeds), ``OUT_DIR/pivots.md`` (the same
-means as scheduler x (family, alpha) tables), ``OUT_DIR/starvation.md``
+means as scheduler x (family, alpha) tables), ``OUT_DIR/paired.md`` (each
+scheduler minus io-list, and shared minus exclusive, seed by seed on the same
+workloads, with 95 % t half-widths), ``OUT_DIR/starvation.md``
 (rank correlation of start time with I/O share and size) and the figures
 ``fig4_5_utilization.png``, ``fig6_max_stretch.png``,
 ``fig7_mean_stretch.png``, ``fig8_usage.png``, ``fig9_idle_vs_stretch.png``,
@@ -105,6 +107,7 @@ def write_tables(df: pd.DataFrame, out: Path, runs_csv: bool = True) -> None:
     if runs_csv:
         df.to_csv(out / "runs.csv", index=False, float_format="%.6g")
     write_pivots(df, out)
+    write_paired(df, out)
     lines = ["# Stretch, utilization and idle ratio per family, alpha and scheduler",
              "", "mean over seeds (n = seeds; +- 95 % t half-width when n > 1)", ""]
     for fam in FAMILIES:
@@ -150,6 +153,56 @@ def write_pivots(df: pd.DataFrame, out: Path) -> None:
             lines.append(f"| {sch} | " + " | ".join("" if pd.isna(v) else f"{v:.3f}" for v in row) + " |")
         lines.append("")
     (out / "pivots.md").write_text("\n".join(lines) + "\n")
+
+
+def paired(df: pd.DataFrame, col: str, ref: str, label=lambda sch: True) -> pd.DataFrame:
+    """Per (family, alpha, scheduler): mean over seeds of ``col`` minus the
+    same seed's ``col`` under the scheduler label ``ref`` (same workload), with
+    a 95 % t half-width; ``ref`` is a label or a function of the label."""
+    rows = []
+    for (fam, a), g in df.groupby(["family", "alpha"]):
+        for sch, h in g.groupby("scheduler"):
+            r = ref(sch) if callable(ref) else ref
+            if sch == r or not label(sch):
+                continue
+            base = g[g["scheduler"] == r].set_index("seed")[col]
+            d = (h.set_index("seed")[col] - base).dropna()
+            if d.empty:
+                continue
+            n = len(d)
+            ci = _t95(n - 1) * d.std() / math.sqrt(n) if n > 1 else float("nan")
+            rows.append({"family": fam, "alpha": a, "scheduler": sch, "ref": r, "n": n,
+                         "diff": d.mean(), "ci": ci})
+    return pd.DataFrame(rows)
+
+
+def write_paired(df: pd.DataFrame, out: Path) -> None:
+    """``paired.md``: each exclusive scheduler minus io-list, and each
+    ``-shared`` label minus its exclusive scheduler, seed by seed (module doc)."""
+    lines = ["# Paired differences (same workload, seed by seed)", "",
+             "mean over seeds +- 95 % t half-width; * when the interval excludes 0", ""]
+    excl = df[df["io_model"] == "exclusive"]
+    shared = df[df["io_model"] == "shared"]
+    parts = [("exclusive, minus io-list", excl, "io-list")]
+    if not shared.empty:
+        both = pd.concat([excl, shared])
+        parts.append(("shared minus exclusive (same policy)",
+                      both, lambda sch: sch[:-len("-shared")] if sch.endswith("-shared") else sch))
+    for title, data, ref in parts:
+        for col in ("mean_stretch", "max_stretch", "utilization"):
+            lab = (lambda sch: sch.endswith("-shared")) if callable(ref) else (lambda sch: True)
+            pt = paired(data, col, ref, lab)
+            if pt.empty:
+                continue
+            lines += [f"## {col.replace('_', ' ')}: {title}", "",
+                      "| family | alpha | scheduler | n | difference |", "|---|---|---|---|---|"]
+            for _, r in pt.iterrows():
+                star = " *" if r["n"] > 1 and abs(r["diff"]) > r["ci"] else ""
+                ci = "" if math.isnan(r["ci"]) else f" +- {r['ci']:.3f}"
+                lines.append(f"| {r['family']} | {r['alpha']} | {r['scheduler']} | {r['n']} | "
+                             f"{r['diff']:+.3f}{ci}{star} |")
+            lines.append("")
+    (out / "paired.md").write_text("\n".join(lines) + "\n")
 
 
 def _legend(ax) -> None:
