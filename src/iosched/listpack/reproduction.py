@@ -177,8 +177,9 @@ def paired(df: pd.DataFrame, col: str, ref: str, label=lambda sch: True) -> pd.D
 
 
 def write_paired(df: pd.DataFrame, out: Path) -> None:
-    """``paired.md``: each exclusive scheduler minus io-list, and each
-    ``-shared`` label minus its exclusive scheduler, seed by seed (module doc)."""
+    """``paired.md``: each exclusive scheduler minus io-list, each shared one
+    minus io-list-shared, and each ``-shared`` label minus its exclusive
+    scheduler, seed by seed (module doc)."""
     lines = ["# Paired differences (same workload, seed by seed)", "",
              "mean over seeds +- 95 % t half-width; * when the interval excludes 0", ""]
     excl = df[df["io_model"] == "exclusive"]
@@ -186,6 +187,7 @@ def write_paired(df: pd.DataFrame, out: Path) -> None:
     parts = [("exclusive, minus io-list", excl, "io-list")]
     if not shared.empty:
         both = pd.concat([excl, shared])
+        parts.append(("shared, minus io-list-shared", shared, "io-list-shared"))
         parts.append(("shared minus exclusive (same policy)",
                       both, lambda sch: sch[:-len("-shared")] if sch.endswith("-shared") else sch))
     for title, data, ref in parts:
