@@ -4,17 +4,22 @@ constraints on the embedded engine's outputs."""
 
 from __future__ import annotations
 
+import json
 import math
+import os
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from iosched.api import simulate
+from iosched.bench.listpack import sweep_record
 from iosched.errors import InputError
 from iosched.listpack.arbiter import IOArbiter
 from iosched.listpack.metrics import job_table, max_io_overlap, read_phases, read_workload, summary
 from iosched.listpack.model import PeriodicJob, io_load, pack_bandwidth
 from iosched.listpack.packs import build_packs
+from iosched.listpack.reproduction import paired
 from iosched.listpack.workload import (LAMBDA, Q_MAX, Q_MIN, generate, mira_median, mira_nodes,
                                        truncated_mean, truncated_normal, write_workload)
 from iosched.platforms import cluster_xml
@@ -271,10 +276,6 @@ def test_skipping_phase_passes_keeps_the_schedule(mira, sched):
 
 
 def test_sweep_record_counts_runs_and_span(tmp_path):
-    import json
-    import os
-
-    from iosched.bench.listpack import sweep_record
     camp = tmp_path / "camp"
     for k, (t0, wall) in enumerate(((1000.0, 4.0), (1003.0, 6.0), (1010.0, 5.0))):
         d = camp / "runs" / f"r{k}"
@@ -296,9 +297,6 @@ def test_sweep_record_counts_runs_and_span(tmp_path):
 
 
 def test_paired_differences_seed_by_seed():
-    import pandas as pd
-
-    from iosched.listpack.reproduction import paired
     rows = []
     for seed, (a, b) in enumerate(((1.0, 1.1), (2.0, 2.3), (3.0, 3.2)), start=1):
         rows += [{"family": "M-BN", "alpha": 0.6, "scheduler": "io-list", "seed": seed, "m": a},
