@@ -4,17 +4,22 @@ constraints on the embedded engine's outputs."""
 
 from __future__ import annotations
 
+import json
 import math
+import os
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from iosched.api import simulate
+from iosched.bench.listpack import sweep_record
 from iosched.errors import InputError
 from iosched.listpack.arbiter import IOArbiter
 from iosched.listpack.metrics import job_table, max_io_overlap, read_phases, read_workload, summary
 from iosched.listpack.model import PeriodicJob, io_load, pack_bandwidth
 from iosched.listpack.packs import build_packs
+from iosched.listpack.reproduction import paired
 from iosched.listpack.workload import (LAMBDA, Q_MAX, Q_MIN, generate, mira_median, mira_nodes,
                                        truncated_mean, truncated_normal, write_workload)
 from iosched.platforms import cluster_xml
@@ -240,3 +245,64 @@ def test_generator_cli_one_line_errors(tmp_path):
         r = subprocess.run([sys.executable, "-m", "iosched.listpack", *args, str(tmp_path / "z.json")],
                            capture_output=True, text=True)
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+EVERY_PASS = '''
+from iosched.schedulers.listpack import Listpack
+
+
+class EveryPass(Listpack):
+    """Listpack with a scheduling pass at every Batsim message."""
+
+    SKIP_INTERNAL_PASSES = False
+'''
+
+
+@pytest.mark.parametrize("sched", ["io-list-bf", "io-pack-max-bf"])
+def test_skipping_phase_passes_keeps_the_schedule(mira, sched):
+    """Passes only for job events and due overruns give the schedule of a
+    pass at every message (EASY's head reservation moves on overruns)."""
+    d = mira[0] / "everypass"
+    d.mkdir(exist_ok=True)
+    (d / "EveryPass.py").write_text(EVERY_PASS)
+    fast, jobs, _ = _run(mira, mira[2], sched, name=f"skip-{sched}")
+    _run(mira, mira[2], str(d / "EveryPass.py"), {"policy": sched},
+                          name=f"every-{sched}")
+    jt = job_table(fast, jobs, B)
+    assert (jt["end"] - jt["start"] > jt["job"].map(lambda j: jobs[j].time(B)) + 1).any()  # overruns
+    out = mira[0]
+    assert ((out / f"skip-{sched}" / "out_jobs.csv").read_bytes()
+            == (out / f"every-{sched}" / "out_jobs.csv").read_bytes())
+
+
+def test_sweep_record_counts_runs_and_span(tmp_path):
+    camp = tmp_path / "camp"
+    for k, (t0, wall) in enumerate(((1000.0, 4.0), (1003.0, 6.0), (1010.0, 5.0))):
+        d = camp / "runs" / f"r{k}"
+        d.mkdir(parents=True)
+        (d / "run.json").write_text("{}")
+        (d / "done.json").write_text(json.dumps({"wall_time_s": wall}))
+        os.utime(d / "run.json", (t0, t0))
+        os.utime(d / "done.json", (t0 + wall, t0 + wall))
+    (camp / "runs" / "killed").mkdir()   # no done.json: not counted
+    log = tmp_path / "load.log"
+    log.write_text("01:00:00 2.0 1.0 1.0\n01:01:00 4.0 2.0 1.0\n01:02:00 3.0 2.0 1.0\n")
+    res = sweep_record([camp], log)
+    c = res["campaigns"]["camp"]
+    assert (c["runs"], c["run_wall_s_sum"], c["run_wall_s_median"]) == (3, 15.0, 5.0)
+    assert c["span_s"] == pytest.approx(15.0) and res["span_s"] == pytest.approx(15.0)
+    assert res["load_1min"] == {"samples": 3, "min": 2.0, "median": 3.0, "max": 4.0}
+    with pytest.raises(InputError, match="no finished run"):
+        sweep_record([tmp_path / "empty"])
+
+
+def test_paired_differences_seed_by_seed():
+    rows = []
+    for seed, (a, b) in enumerate(((1.0, 1.1), (2.0, 2.3), (3.0, 3.2)), start=1):
+        rows += [{"family": "M-BN", "alpha": 0.6, "scheduler": "io-list", "seed": seed, "m": a},
+                 {"family": "M-BN", "alpha": 0.6, "scheduler": "io-pack-max", "seed": seed, "m": b}]
+    rows.append({"family": "M-BN", "alpha": 0.6, "scheduler": "io-pack-max", "seed": 9, "m": 5.0})  # no pair
+    pt = paired(pd.DataFrame(rows), "m", "io-list")
+    assert len(pt) == 1 and pt["n"].iloc[0] == 3
+    assert pt["diff"].iloc[0] == pytest.approx(0.2)
+    assert pt["ci"].iloc[0] == pytest.approx(4.303 * 0.1 / math.sqrt(3))

@@ -14,10 +14,18 @@
 
 Writes ``results/bench/listpack.json``. Speed targets belong here, never in
 the tests.
+
+``--record-sweep CAMPAIGN_DIR`` (repeatable) benchmarks nothing: it writes
+``results/bench/listpack_sweep.json`` from finished campaign folders
+(:func:`sweep_record`: runs, summed run wall time, wall-clock span from the
+first run's ``run.json`` to the last ``done.json``), with the 1-minute load
+averages sampled during the sweep (``--load-log``, lines ``HH:MM:SS l1 l5
+l15``).
 """
 
 from __future__ import annotations
 
+import json
 import statistics
 import tempfile
 import time
@@ -26,13 +34,14 @@ from pathlib import Path
 import click
 
 from iosched.bench.common import calibrate, cpu_times, steal_share, write_result
+from iosched.errors import InputError
 from iosched.listpack.metrics import read_phases
 from iosched.listpack.workload import generate, write_workload
 from iosched.platforms import cluster_xml
 from iosched.run.simulation import run_simulation
 from iosched.sched.registry import REPO_ROOT
 
-__all__ = ["platform_text", "bench_run", "main"]
+__all__ = ["platform_text", "bench_run", "sweep_record", "main"]
 
 SCHEDULERS = ("io-list", "io-list-bf", "io-pack-random", "io-pack-max", "io-pack-char",
               "io-pack-random-bf", "io-pack-max-bf", "io-pack-char-bf")
@@ -70,14 +79,62 @@ def _median(platform, workload, policy, base: Path, repeat: int, io_model="exclu
     return res
 
 
+def sweep_record(campaigns, load_log=None) -> dict:
+    """Wall time of a sweep from its campaign folders (module doc).
+
+    :param campaigns: campaign output folders (``runs/*/done.json``).
+    :param load_log: optional file of ``HH:MM:SS l1 l5 l15`` lines.
+    :returns: ``{"campaigns": {name: {"runs", "run_wall_s_sum",
+        "run_wall_s_median", "span_s"}}, "runs", "span_s", "load_1min"}``
+        (s; ``span_s`` from the first run's start to the last run's end,
+        the campaigns' spans summed when they ran one after the other).
+    :raises InputError: a folder without finished runs.
+    """
+    res: dict = {"campaigns": {}, "workers": 2}
+    for camp in campaigns:
+        done = sorted(Path(camp).glob("runs/*/done.json"))
+        if not done:
+            raise InputError(f"{camp}: no finished run (runs/*/done.json)")
+        walls = [json.loads(p.read_text()).get("wall_time_s") for p in done]
+        walls = [w for w in walls if w is not None]
+        start = min((p.parent / "run.json").stat().st_mtime for p in done)
+        end = max(p.stat().st_mtime for p in done)
+        res["campaigns"][Path(camp).name] = {
+            "runs": len(done), "run_wall_s_sum": round(sum(walls), 1),
+            "run_wall_s_median": round(statistics.median(walls), 2) if walls else None,
+            "span_s": round(end - start, 1)}
+    res["runs"] = sum(c["runs"] for c in res["campaigns"].values())
+    res["span_s"] = round(sum(c["span_s"] for c in res["campaigns"].values()), 1)
+    if load_log is not None:
+        loads = [float(line.split()[1]) for line in Path(load_log).read_text().splitlines()
+                 if len(line.split()) >= 2]
+        if loads:
+            res["load_1min"] = {"samples": len(loads), "min": min(loads),
+                                "median": statistics.median(loads), "max": max(loads)}
+    return res
+
+
 @click.command()
 @click.option("--n-jobs", default=100, show_default=True, help="jobs of the M-BN workload")
 @click.option("--repeat", default=3, show_default=True, help="runs per scheduler (median)")
 @click.option("--sweep", "sweeps", multiple=True,
               help="NAME=SECONDS:RUNS:HOW, a sweep's wall time measured around iosched campaign (repeatable)")
-@click.option("--output", default=str(REPO_ROOT / "results" / "bench" / "listpack.json"), show_default=True)
-def bench_command(n_jobs, repeat, sweeps, output):
+@click.option("--record-sweep", "record", multiple=True,
+              help="campaign folder of a finished sweep: write listpack_sweep.json only (repeatable)")
+@click.option("--load-log", default=None, help="with --record-sweep: file of 'HH:MM:SS l1 l5 l15' lines")
+@click.option("--output", default=None,
+              help="result file [default: results/bench/listpack.json, or listpack_sweep.json]")
+def bench_command(n_jobs, repeat, sweeps, record, load_log, output):
     """Benchmark the listpack schedulers (module documentation)."""
+    bench = REPO_ROOT / "results" / "bench"
+    if record:
+        try:
+            res = {"benchmark": "listpack sweep", **sweep_record(record, load_log)}
+        except (InputError, OSError) as exc:
+            raise click.UsageError(str(exc)) from None
+        write_result(res, Path(output or bench / "listpack_sweep.json"))
+        return
+    output = output or bench / "listpack.json"
     cal = calibrate()
     before = cpu_times()
     res = {"benchmark": "listpack", "calibration": cal, "n_jobs": n_jobs, "repeat": repeat,

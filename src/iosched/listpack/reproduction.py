@@ -3,14 +3,19 @@ Vidal, IJHPCA 2023, Figs. 4-9) from finished campaign folders.
 
     python -m iosched.listpack.reproduction OUT_DIR CAMPAIGN_DIR [CAMPAIGN_DIR ...]
 
-Writes ``OUT_DIR/runs.csv`` (one row per run: family, alpha, scheduler
-label, I/O model, seed, the :func:`iosched.listpack.metrics.summary`
-metrics, phase jobs, wall time), ``OUT_DIR/stretch.md`` (mean over seeds
-with a 95 % t confidence half-width when there are several seeds),
-``OUT_DIR/starvation.md`` (rank correlation of start time with I/O share and size) and the
-figures ``fig4_5_utilization.png``, ``fig6_max_stretch.png``,
+Writes ``OUT_DIR/runs.csv`` (one row per run: family, alpha, volume rule,
+scheduler label, I/O model, seed, the :func:`iosched.listpack.metrics.summary`
+metrics, phase jobs, wall time), and for the runs under the paper's volume
+formula ``OUT_DIR/stretch.md`` (mean over seeds with a 95 % t confidence
+half-width when there are several seeds), ``OUT_DIR/pivots.md`` (the same
+means as scheduler x (family, alpha) tables), ``OUT_DIR/paired.md`` (each
+scheduler minus io-list, and shared minus exclusive, seed by seed on the same
+workloads, with 95 % t half-widths), ``OUT_DIR/starvation.md``
+(rank correlation of start time with I/O share and size) and the figures
+``fig4_5_utilization.png``, ``fig6_max_stretch.png``,
 ``fig7_mean_stretch.png``, ``fig8_usage.png``, ``fig9_idle_vs_stretch.png``,
-``shared_vs_exclusive.png``.
+``shared_vs_exclusive.png``. Runs with ``volume="time"`` (the bandwidth
+constraints bind) get the same tables and figures in ``OUT_DIR/volume_time/``.
 """
 
 from __future__ import annotations
@@ -73,14 +78,18 @@ def collect(campaigns) -> tuple:
             # start time with the job's I/O share x and with its size
             s["rho_start_x"] = float(jt["start"].rank().corr(jt["x"].rank()))
             s["rho_start_nodes"] = float(jt["start"].rank().corr(jt["nodes"].rank()))
+            # the start-up / steady part of the run (Lesson 1): cumulative
+            # utilization at half the makespan
+            s["utilization_half"] = float(series(ph, jobs, rec["nodes"], rec["bandwidth"],
+                                                 [s["makespan"] / 2])["utilization"].iloc[0])
             wall = json.loads(done.read_text()).get("wall_s", json.loads(done.read_text()).get("wall_time_s"))
             rows.append({"run": d.name, "family": args["family"], "alpha": float(args["alpha"]),
-                         "alpha_achieved": rec["alpha"], "scheduler": info["params"]["scheduler"],
+                         "volume": args.get("volume", "paper"), "alpha_achieved": rec["alpha"], "scheduler": info["params"]["scheduler"],
                          "policy": info["identity"]["scheduler"]["name"],
                          "io_model": opts.get("io_model", "exclusive"), "seed": info["seed"],
                          "phases": int(len(ph)), "wall_s": wall, **s})
             data[d.name] = (ph, jobs, rec)
-    df = pd.DataFrame(rows).sort_values(["family", "alpha", "scheduler", "seed"]).reset_index(drop=True)
+    df = pd.DataFrame(rows).sort_values(["volume", "family", "alpha", "scheduler", "seed"]).reset_index(drop=True)
     return df, data
 
 
@@ -92,9 +101,13 @@ def _agg(df, col):
     return out
 
 
-def write_tables(df: pd.DataFrame, out: Path) -> None:
-    """``runs.csv`` and ``stretch.md`` (see module doc)."""
-    df.to_csv(out / "runs.csv", index=False, float_format="%.6g")
+def write_tables(df: pd.DataFrame, out: Path, runs_csv: bool = True) -> None:
+    """``runs.csv`` (unless not ``runs_csv``), ``stretch.md``, ``pivots.md``
+    and ``starvation.md`` (see module doc)."""
+    if runs_csv:
+        df.to_csv(out / "runs.csv", index=False, float_format="%.6g")
+    write_pivots(df, out)
+    write_paired(df, out)
     lines = ["# Stretch, utilization and idle ratio per family, alpha and scheduler",
              "", "mean over seeds (n = seeds; +- 95 % t half-width when n > 1)", ""]
     for fam in FAMILIES:
@@ -125,20 +138,97 @@ def write_tables(df: pd.DataFrame, out: Path) -> None:
     (out / "starvation.md").write_text("\n".join(lines) + "\n")
 
 
+def write_pivots(df: pd.DataFrame, out: Path) -> None:
+    """``pivots.md``: mean over seeds of the max stretch, mean stretch,
+    utilization (at the makespan and at half of it), idle ratio; one row per
+    scheduler label, one column per (family, alpha)."""
+    lines = ["# Means over seeds, scheduler x (family, alpha)", "",
+             "(n seeds per cell in stretch.md; exclusive model unless the label ends in -shared)", ""]
+    for col in ("mean_stretch", "max_stretch", "utilization", "utilization_half", "idle_ratio"):
+        pv = df.pivot_table(index="scheduler", columns=["family", "alpha"], values=col, aggfunc="mean")
+        heads = [f"{f} {a}" for f, a in pv.columns]
+        lines += [f"## {col.replace('_', ' ')}", "", "| scheduler | " + " | ".join(heads) + " |",
+                  "|---|" + "---|" * len(heads)]
+        for sch, row in pv.iterrows():
+            lines.append(f"| {sch} | " + " | ".join("" if pd.isna(v) else f"{v:.3f}" for v in row) + " |")
+        lines.append("")
+    (out / "pivots.md").write_text("\n".join(lines) + "\n")
+
+
+def paired(df: pd.DataFrame, col: str, ref: str, label=lambda sch: True) -> pd.DataFrame:
+    """Per (family, alpha, scheduler): mean over seeds of ``col`` minus the
+    same seed's ``col`` under the scheduler label ``ref`` (same workload), with
+    a 95 % t half-width; ``ref`` is a label or a function of the label."""
+    rows = []
+    for (fam, a), g in df.groupby(["family", "alpha"]):
+        for sch, h in g.groupby("scheduler"):
+            r = ref(sch) if callable(ref) else ref
+            if sch == r or not label(sch):
+                continue
+            base = g[g["scheduler"] == r].set_index("seed")[col]
+            d = (h.set_index("seed")[col] - base).dropna()
+            if d.empty:
+                continue
+            n = len(d)
+            ci = _t95(n - 1) * d.std() / math.sqrt(n) if n > 1 else float("nan")
+            rows.append({"family": fam, "alpha": a, "scheduler": sch, "ref": r, "n": n,
+                         "diff": d.mean(), "ci": ci})
+    return pd.DataFrame(rows)
+
+
+def write_paired(df: pd.DataFrame, out: Path) -> None:
+    """``paired.md``: each exclusive scheduler minus io-list, each shared one
+    minus io-list-shared, and each ``-shared`` label minus its exclusive
+    scheduler, seed by seed (module doc)."""
+    lines = ["# Paired differences (same workload, seed by seed)", "",
+             "mean over seeds +- 95 % t half-width; * when the interval excludes 0", ""]
+    excl = df[df["io_model"] == "exclusive"]
+    shared = df[df["io_model"] == "shared"]
+    parts = [("exclusive, minus io-list", excl, "io-list")]
+    if not shared.empty:
+        both = pd.concat([excl, shared])
+        parts.append(("shared, minus io-list-shared", shared, "io-list-shared"))
+        parts.append(("shared minus exclusive (same policy)",
+                      both, lambda sch: sch[:-len("-shared")] if sch.endswith("-shared") else sch))
+    for title, data, ref in parts:
+        for col in ("mean_stretch", "max_stretch", "utilization"):
+            lab = (lambda sch: sch.endswith("-shared")) if callable(ref) else (lambda sch: True)
+            pt = paired(data, col, ref, lab)
+            if pt.empty:
+                continue
+            lines += [f"## {col.replace('_', ' ')}: {title}", "",
+                      "| family | alpha | scheduler | n | difference |", "|---|---|---|---|---|"]
+            for _, r in pt.iterrows():
+                star = " *" if r["n"] > 1 and abs(r["diff"]) > r["ci"] else ""
+                ci = "" if math.isnan(r["ci"]) else f" +- {r['ci']:.3f}"
+                lines.append(f"| {r['family']} | {r['alpha']} | {r['scheduler']} | {r['n']} | "
+                             f"{r['diff']:+.3f}{ci}{star} |")
+            lines.append("")
+    (out / "paired.md").write_text("\n".join(lines) + "\n")
+
+
+def _legend(ax) -> None:
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=6)
+
+
 def _excl(df):
     return df[df["io_model"] == "exclusive"]
 
 
-def figures(df: pd.DataFrame, data: dict, out: Path, usage_alpha: float = 0.6) -> None:
-    """The figures of the module doc (PNG, < 1 MB each)."""
+def figures(df: pd.DataFrame, data: dict, out: Path, usage_alpha: float = 0.6,
+            idle_family: str = "M-BN") -> None:
+    """The figures of the module doc (PNG, < 1 MB each); Fig. 9 for
+    ``idle_family``; families without runs are left out."""
     ex = _excl(df)
+    families = [f for f in FAMILIES if f in set(ex["family"])]
     alphas = sorted(ex["alpha"].unique())
     scheds = sorted(ex["scheduler"].unique())
-    colors = {s: plt.cm.tab10(i % 10) for i, s in enumerate(scheds + ["io-list-shared", "io-pack-max-shared"])}
+    colors = {s: plt.cm.tab10(i % 10) for i, s in enumerate(scheds)}
     # Figs 4-5: utilization over time (mean over seeds on a common grid)
-    fig, axes = plt.subplots(len(FAMILIES), len(alphas), figsize=(3.2 * len(alphas), 2.6 * len(FAMILIES)),
+    fig, axes = plt.subplots(len(families), len(alphas), figsize=(3.2 * len(alphas), 2.6 * len(families)),
                              squeeze=False, sharey=True)
-    for i, fam in enumerate(FAMILIES):
+    for i, fam in enumerate(families):
         for j, a in enumerate(alphas):
             ax = axes[i][j]
             sub = ex[(ex["family"] == fam) & (ex["alpha"] == a)]
@@ -159,19 +249,19 @@ def figures(df: pd.DataFrame, data: dict, out: Path, usage_alpha: float = 0.6) -
                 ax.plot(grid / 3600, mean, label=sch, color=colors[sch], lw=1)
             ax.set_title(f"{fam} alpha={a}", fontsize=8)
             ax.tick_params(labelsize=7)
-            if i == len(FAMILIES) - 1:
+            if i == len(families) - 1:
                 ax.set_xlabel("time (h)", fontsize=7)
             if j == 0:
                 ax.set_ylabel("utilization", fontsize=7)
-    axes[0][0].legend(fontsize=6)
+    _legend(axes[0][0])
     fig.tight_layout()
     fig.savefig(out / "fig4_5_utilization.png", dpi=80)
     plt.close(fig)
     # Figs 6-7: stretch against alpha
     for col, name in (("max_stretch", "fig6_max_stretch.png"), ("mean_stretch", "fig7_mean_stretch.png")):
-        fig, axes = plt.subplots(1, len(FAMILIES), figsize=(14, 3.2), squeeze=False)
+        fig, axes = plt.subplots(1, len(families), figsize=(3.5 * len(families), 3.2), squeeze=False)
         agg = _agg(ex, col)
-        for i, fam in enumerate(FAMILIES):
+        for i, fam in enumerate(families):
             ax = axes[0][i]
             for sch, g in agg[agg["family"] == fam].groupby("scheduler"):
                 ax.errorbar(g["alpha"], g["mean"], yerr=g["ci"].fillna(0), label=sch, color=colors[sch],
@@ -181,7 +271,7 @@ def figures(df: pd.DataFrame, data: dict, out: Path, usage_alpha: float = 0.6) -
             ax.set_title(fam, fontsize=9)
             ax.set_xlabel("I/O load alpha", fontsize=8)
             ax.set_ylabel(col.replace("_", " "), fontsize=8)
-        axes[0][0].legend(fontsize=6)
+        _legend(axes[0][0])
         fig.tight_layout()
         fig.savefig(out / name, dpi=80)
         plt.close(fig)
@@ -201,38 +291,40 @@ def figures(df: pd.DataFrame, data: dict, out: Path, usage_alpha: float = 0.6) -
         for j, c in enumerate(("running applications", "used nodes / P", "used bandwidth / B")):
             axes[i][j].set_title(f"{fam} alpha={usage_alpha}: {c}", fontsize=8)
             axes[i][j].set_xlabel("time (h)", fontsize=7)
-    axes[0][0].legend(fontsize=6)
+    _legend(axes[0][0])
     fig.tight_layout()
     fig.savefig(out / "fig8_usage.png", dpi=80)
     plt.close(fig)
     # Fig 9: mean stretch against idle ratio (M-BN)
     fig, ax = plt.subplots(figsize=(5, 4))
-    sub = ex[ex["family"] == "M-BN"]
+    sub = ex[ex["family"] == idle_family]
     for sch, g in sub.groupby("scheduler"):
         ax.scatter(g["idle_ratio"], g["mean_stretch"], label=sch, color=colors[sch], s=12)
         gg = g.groupby("alpha")[["idle_ratio", "mean_stretch"]].mean().sort_values("idle_ratio")
         ax.plot(gg["idle_ratio"], gg["mean_stretch"], color=colors[sch], lw=0.8)
     ax.set_xlabel("idle ratio")
     ax.set_ylabel("mean stretch")
-    ax.set_title("M-BN (points: runs; lines: mean per alpha)", fontsize=9)
-    ax.legend(fontsize=6)
+    ax.set_title(f"{idle_family} (points: runs; lines: mean per alpha)", fontsize=9)
+    _legend(ax)
     fig.tight_layout()
     fig.savefig(out / "fig9_idle_vs_stretch.png", dpi=80)
     plt.close(fig)
     # shared vs exclusive
-    pairs = [("io-list", "io-list-shared"), ("io-pack-max", "io-pack-max-shared")]
-    fig, axes = plt.subplots(1, len(FAMILIES), figsize=(14, 3.2), squeeze=False)
-    for i, fam in enumerate(FAMILIES):
+    if (df["io_model"] == "exclusive").all():
+        return
+    pairs = [(p, f"{p}-shared") for p in ("io-list", "io-pack-random", "io-pack-max", "io-pack-char")]
+    fig, axes = plt.subplots(1, len(families), figsize=(3.5 * len(families), 3.2), squeeze=False)
+    for i, fam in enumerate(families):
         ax = axes[0][i]
         for a, b in pairs:
             for sch, ls in ((a, "-"), (b, "--")):
                 g = df[(df["family"] == fam) & (df["scheduler"] == sch)].groupby("alpha")["mean_stretch"].mean()
                 if len(g):
-                    ax.plot(g.index, g.values, ls, marker="o", ms=3, label=sch, color=colors[a])
+                    ax.plot(g.index, g.values, ls, marker="o", ms=3, label=sch, color=colors.get(a))
         ax.set_title(fam, fontsize=9)
         ax.set_xlabel("I/O load alpha", fontsize=8)
         ax.set_ylabel("mean stretch", fontsize=8)
-    axes[0][0].legend(fontsize=6)
+    _legend(axes[0][0])
     fig.tight_layout()
     fig.savefig(out / "shared_vs_exclusive.png", dpi=80)
     plt.close(fig)
@@ -251,8 +343,15 @@ def main(argv=None) -> int:
     except (InputError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    write_tables(df, out)
-    figures(df, data, out)
+    df.to_csv(out / "runs.csv", index=False, float_format="%.6g")
+    paper, vtime = df[df["volume"] == "paper"], df[df["volume"] == "time"]
+    if not paper.empty:
+        write_tables(paper, out, runs_csv=False)
+        figures(paper, data, out)
+    if not vtime.empty:
+        (out / "volume_time").mkdir(exist_ok=True)
+        write_tables(vtime, out / "volume_time", runs_csv=False)
+        figures(vtime, data, out / "volume_time", idle_family="M-No")
     print(f"{len(df)} runs -> {out}")
     return 0
 

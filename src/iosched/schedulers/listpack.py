@@ -34,6 +34,8 @@ end of its last I/O phase.
 
 from __future__ import annotations
 
+import math
+
 from procset import ProcSet
 
 from iosched.batsim.dynamic import PHASE_SEPARATOR, RUN_WORKLOAD, phase_job_id
@@ -106,6 +108,11 @@ class Listpack(PybatsimScheduler):
     """
 
     OPTIONS = OPTIONS
+    #: A phase's end changes nothing the core sees (the job holds its
+    #: resources until its last I/O phase), so a message holding only phase
+    #: events gets no pass -- unless a running job's estimate has just run
+    #: out (:meth:`onNoMoreEvents`).
+    SKIP_INTERNAL_PASSES = True
 
     def make_core(self, options: dict) -> Scheduler:
         pol = str(options.get("policy", "io-list"))
@@ -211,6 +218,29 @@ class Listpack(PybatsimScheduler):
         self.completed[sid] = state_name(batsim_job)
         del self.runs[sid]
         return sid
+
+    def _overrun_due(self, now: float) -> bool:
+        """Whether a running job's estimated end ``T_i(B)`` (not yet
+        extended by the core) is at or before ``now`` (s)."""
+        for rec in self.core.running.values():
+            res = rec.reservation
+            # the core extends an overrun to [pass time, next float): one ulp
+            if res.end <= now and res.end != math.nextafter(res.start, math.inf):
+                return True
+        return False
+
+    def onNoMoreEvents(self):
+        """The pass of the shared core, skipped for a message of phase
+        events only unless an estimate ran out since the last pass: then
+        the pass extends it, which can move EASY's head reservation. Any
+        other pass would find the same free resources and no start (the
+        list and pack policies only start jobs on freed resources or
+        within an estimate that only shrinks as time passes), so the
+        schedule is the one with a pass at every message."""
+        if not self._for_core and self.core.profile is not None and not self.core.ended:
+            if self._overrun_due(self.bs.time()):
+                self._core_event()
+        super().onNoMoreEvents()
 
     def after_pass(self, now: float) -> None:
         """End the dynamic registrations once every job is done."""
