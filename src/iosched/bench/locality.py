@@ -4,10 +4,16 @@
 runs each policy with the artifact's loop (:mod:`iosched.locality.replay`)
 and writes ``results/bench/locality_<policy>.json``: wall time (s), CPU time
 of the process (s), planning passes, decisions (jobs planned), and the time
-per pass (median, p99, max, s) for queue-length buckets (jobs handed to the
-pass: 1, 2-9, 10-99, 100-999, 1000+), plus the machine calibration
+per pass (median, p99, max, s) and per decision (median, p99, s: a pass's
+time over its decisions) for queue-length buckets (jobs handed to the pass:
+1, 2-9, 10-99, 100-999, 1000+), plus the machine calibration
 (:func:`iosched.bench.common.calibrate`). Target (issue 15): at most the
 artifact's ~4 min per policy on this machine type.
+
+``--results DIR`` also writes what :mod:`iosched.locality.reproduce` writes
+for the policy (``DIR/jobs_<policy>.csv``, its row merged into
+``DIR/uppmax_paper.{csv,md}``), so that one run gives both the table and
+the timing.
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ import numpy as np
 from iosched.bench.common import calibrate, cpu_times, steal_share, write_result
 from iosched.errors import InputError
 from iosched.locality.planner import POLICIES
-from iosched.locality.reproduce import DATA, run_policy
+from iosched.locality.metrics import write_jobs
+from iosched.locality.reproduce import DATA, merge_rows, run_policy
 
 __all__ = ["main", "bucket_stats"]
 
@@ -34,15 +41,25 @@ BUCKETS = ((1, 1), (2, 9), (10, 99), (100, 999), (1000, 10**9))
 
 
 def bucket_stats(pass_times) -> dict:
-    """``{"1": {...}, "2-9": {...}}``: count, median, p99, max (s) of the
-    pass times per queue-length bucket (``pass_times``: (length, s) pairs)."""
+    """``{"1": {...}, "2-9": {...}, ...}`` per queue-length bucket (jobs
+    handed to the pass): ``passes``, pass time median/p99/max (s) and the
+    time per decision (s: a pass's time over its decisions, passes with at
+    least one decision) median/p99. ``pass_times``: (queue length, s,
+    decisions) triples (:func:`iosched.locality.replay.replay`)."""
     out = {}
     for lo, hi in BUCKETS:
-        xs = np.array([s for n, s in pass_times if lo <= n <= hi])
-        if xs.size:
+        sel = [(s, d) for n, s, d in pass_times if lo <= n <= hi]
+        if sel:
+            xs = np.array([s for s, _ in sel])
+            per = np.array([s / d for s, d in sel if d])
             name = str(lo) if lo == hi else (f"{lo}-{hi}" if hi < 10**9 else f"{lo}+")
-            out[name] = {"passes": int(xs.size), "median_s": float(np.median(xs)),
-                         "p99_s": float(np.percentile(xs, 99)), "max_s": float(xs.max())}
+            rec = {"passes": int(xs.size), "median_s": float(np.median(xs)),
+                   "p99_s": float(np.percentile(xs, 99)), "max_s": float(xs.max()),
+                   "decisions": int(sum(d for _, d in sel))}
+            if per.size:
+                rec["per_decision_median_s"] = float(np.median(per))
+                rec["per_decision_p99_s"] = float(np.percentile(per, 99))
+            out[name] = rec
     return out
 
 
@@ -52,8 +69,10 @@ def main(argv=None) -> int:
     ap.add_argument("--workload", default=str(DATA / "2022-09-10_V10000_anonymous.txt"))
     ap.add_argument("--cluster", default=str(DATA / "cluster_450_128_32_256_4_1024.txt"))
     ap.add_argument("--out", default="results/bench")
+    ap.add_argument("--results", default="", help="also write the reproduction outputs here")
     a = ap.parse_args(argv)
     try:
+        Path(a.out).mkdir(parents=True, exist_ok=True)
         cal = calibrate()
         for p in [p.strip() for p in a.policies.split(",") if p.strip()]:
             if p not in POLICIES:
@@ -73,6 +92,12 @@ def main(argv=None) -> int:
                           "load_average_1min": os.getloadavg()[0],
                           "cpu_steal_share_during_run": steal_share(before, cpu_times()),
                           "calibration": cal}, Path(a.out) / f"locality_{p}.json")
+            if a.results:
+                Path(a.results).mkdir(parents=True, exist_ok=True)
+                write_jobs(res["jobs"], Path(a.results) / f"jobs_{p}.csv")
+                merge_rows(Path(a.results) / "uppmax_paper", [row])
+            print(p, "wall", round(wall, 1), "cpu", round(cpu, 1), {k: row[k] for k in ("mean_stretch", "reuses")},
+                  flush=True)
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

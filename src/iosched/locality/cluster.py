@@ -109,7 +109,7 @@ class Node:
         av = self.avail
         self.order = sorted(range(self.cores), key=av.__getitem__)   # stable: ties by id
         if self.row is not None:
-            self.row[:] = [av[k] for k in self.order]
+            self.row[:] = sorted(av)
 
     def eat(self, c: int) -> int:
         """Time (s) at which ``c`` cores are available (the c-th smallest)."""
