@@ -418,3 +418,76 @@ def test_fast_node_choice_equals_scoring_every_node(policy, leo_rule):
         assert _scenario(seed, policy, Planner, leo_rule) == _scenario(seed, policy, ReferencePlanner, leo_rule)
 
     check()
+
+
+class RebuildCluster(Cluster):
+    """reset_intervals as the artifact's get_current_intervals: every
+    interval rebuilt from the running state at t (no incremental update)."""
+
+    def reset_intervals(self, t):
+        for d in list(self.live):
+            d.iv = []
+            self._unlive(d)
+        self._touched = set()
+        for d in self._used:
+            d.iv = [(t, t if d.load_end < t else d.load_end, d.end)]
+            self._live(d, d.node)
+        keep = []
+        for te, d in self._ended:
+            if d.users or (self.cache_rule == "paper" and d.foreign_since) or \
+                    (self.cache_rule == "artifact" and te < t):
+                continue
+            keep.append((te, d))
+            d.iv = [(t, t, t if self.cache_rule == "artifact" else 2 ** 62)]
+            self._live(d, d.node)
+        self._ended = keep
+
+
+@pytest.mark.parametrize("rule", ["artifact", "paper"])
+def test_incremental_reset_intervals_answers_as_a_rebuild(rule):
+    """After random starts, ends and planned intervals, the incremental
+    reset gives every load_time / eviction_time at pt >= t of a rebuild."""
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=60, deadline=None, derandomize=True)
+    @given(st.integers(0, 10**6))
+    def check(seed):
+        answers = []
+        for cls in (Cluster, RebuildCluster):
+            rnd = random.Random(seed)
+            c = cls(3, 4, 0.5, 128, cache_rule=rule)
+            running = []
+            got = []
+            t = 0
+            for step in range(12):
+                t += rnd.choice([0, 1, 3, 10])
+                for r in [r for r in running if r[3] <= t]:
+                    c.end(r[0], r[1], r[2], t)
+                    running.remove(r)
+                for _ in range(rnd.randint(0, 3)):
+                    n = c.nodes[rnd.randrange(3)]
+                    free = [k for k in range(4) if n.running_end[k] is None]
+                    if not free:
+                        continue
+                    ids = free[: rnd.randint(1, len(free))]
+                    f = rnd.randint(0, 3)
+                    end = t + rnd.choice([1, 5, 30])
+                    c.start(n, ids, f, 2.0 * f, t, end)
+                    running.append((n, ids, f, end))
+                c.reset_intervals(t)
+                for pt in (t, t + 1, t + 4, t + 20, t + 100):
+                    for n in c.nodes:
+                        for f in range(1, 4):
+                            got.append((load_time(n, f, 2.0 * f, pt, t), eviction_time(n, f, pt, 2, 4)))
+                for _ in range(rnd.randint(0, 4)):   # a pass plans some jobs
+                    n = c.nodes[rnd.randrange(3)]
+                    s = t + rnd.choice([0, 2, 8])
+                    c.plan_interval(n, rnd.randint(1, 3), 2.0, s, rnd.choice([0, 4]), s + rnd.choice([3, 9]))
+                for pt in (t, t + 5, t + 50):
+                    for n in c.nodes:
+                        for f in range(1, 4):
+                            got.append((load_time(n, f, 2.0 * f, pt, t), eviction_time(n, f, pt, 2, 4)))
+            answers.append(got)
+        assert answers[0] == answers[1]
+
+    check()
