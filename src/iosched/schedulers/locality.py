@@ -25,7 +25,10 @@ Batsim-standard profiles (``--enable-dynamic-jobs``; no composed profile):
 
 The static workload job is rejected (its dynamic jobs replace it), as the
 burst-buffer family does. Option ``out``: a CSV of the evaluated jobs and a
-summary JSON written at the end (:mod:`iosched.locality.metrics`).
+summary JSON written at the end (:mod:`iosched.locality.metrics`), plus
+``<out>_timing.json`` (scheduler wall and CPU time, time in planning
+passes, passes, decisions, and the scheduler's wall time when the last
+evaluated job ended; s; these vary from run to run).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from __future__ import annotations
 import heapq
 import json
 import math
+import time
 
 from procset import ProcSet
 
@@ -119,6 +123,8 @@ class LocalityPolicy:
         self.index: dict = {}     # resource id -> (node index, core index)
         self.rids: list = []      # node index -> list of resource ids by core index
         self.hist_done = False
+        self.plan_wall = self.plan_cpu = 0.0   # time in planning passes (s, wall and CPU)
+        self.passes = 0
         self.cache_rule, self.bandwidth, self.clock = "artifact", 0.1, (lambda: 0.0)
         self.ends: list = []      # heap of (planned end = start + walltime, job id)
 
@@ -172,6 +178,11 @@ class LocalityPolicy:
             node.resort()
             heapq.heappush(self.ends, (t + 1, jid))
 
+    def _timed(self, w0: float, c0: float) -> None:
+        self.plan_wall += time.perf_counter() - w0
+        self.plan_cpu += time.process_time() - c0
+        self.passes += 1
+
     def schedule(self, s, now: float) -> None:
         """One pass at ``now`` (s): history jobs on their nodes (first pass),
         jobs planned at this second start, then a full re-plan if a job
@@ -199,10 +210,14 @@ class LocalityPolicy:
         if self.ended and len(s):
             hist = [j for j in s.queue if j.request[0].role == -2]
             rest = [j for j in s.queue if j.request[0].role != -2]
+            w0, c0 = time.perf_counter(), time.process_time()
             p.reset(t)
             p.plan([j.request[0] for j in hist + rest], t)
+            self._timed(w0, c0)
         elif new:
+            w0, c0 = time.perf_counter(), time.process_time()
             p.plan([j.request[0] for j in new], t)
+            self._timed(w0, c0)
         self.ended = False
         self._start_due(s, now, t)
         nxt = min((j.request[0].start for j in s.queue if j.request[0].start > t), default=math.inf)
@@ -253,6 +268,8 @@ class Locality(PybatsimScheduler):
         self.t_start: dict = {}      # static id -> start time (s)
         self.pending: list = []      # heap of (time, static id): compute phases waiting for a load
         self._notified = False
+        self._t0 = time.perf_counter()
+        self._last_eval_wall = None  # scheduler wall time (s) when the last evaluated job so far ended
         return Scheduler(self.pol, order=file_order, read_job=read_locality_job, name="Locality")
 
     def accepts(self, batsim_job) -> bool:
@@ -312,6 +329,8 @@ class Locality(PybatsimScheduler):
             return None
         lj.start = self.t_start[sid]
         lj.end = now
+        if lj.role == 1:
+            self._last_eval_wall = time.perf_counter() - self._t0
         return sid
 
     def after_pass(self, now: float) -> None:
@@ -333,3 +352,13 @@ class Locality(PybatsimScheduler):
             if ev:
                 with open(f"{self.out}_summary.json", "w") as f:
                     json.dump(summarize(ev, self.policy_name, self.pol.bandwidth), f, indent=1, sort_keys=True)
+            # run times (not part of the results: they vary from run to run)
+            pol = self.pol
+            with open(f"{self.out}_timing.json", "w") as f:
+                json.dump({"scheduler_wall_s": round(time.perf_counter() - self._t0, 1),
+                           "scheduler_cpu_s": round(time.process_time(), 1),
+                           "planning_wall_s": round(pol.plan_wall, 1), "planning_cpu_s": round(pol.plan_cpu, 1),
+                           "passes": pol.passes,
+                           "decisions": pol.planner.decisions if pol.planner is not None else 0,
+                           "wall_at_last_evaluated_end_s": None if self._last_eval_wall is None
+                           else round(self._last_eval_wall, 1)}, f, indent=1, sort_keys=True)
