@@ -13,12 +13,14 @@ artifact's ~4 min per policy on this machine type.
 ``--results DIR`` also writes what :mod:`iosched.locality.reproduce` writes
 for the policy (``DIR/jobs_<policy>.csv``, its row merged into
 ``DIR/uppmax_paper.{csv,md}``), so that one run gives both the table and
-the timing.
+the timing. ``--table`` writes ``results/bench/locality_speed.md`` from the
+JSON files (:func:`speed_table`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -28,11 +30,11 @@ import numpy as np
 
 from iosched.bench.common import calibrate, cpu_times, steal_share, write_result
 from iosched.errors import InputError
-from iosched.locality.planner import POLICIES
 from iosched.locality.metrics import write_jobs
+from iosched.locality.planner import POLICIES
 from iosched.locality.reproduce import DATA, merge_rows, run_policy
 
-__all__ = ["main", "bucket_stats"]
+__all__ = ["main", "bucket_stats", "speed_table"]
 
 #: artifact's time per policy on this machine type (s), from the issue
 TARGET_S = 240.0
@@ -63,6 +65,31 @@ def bucket_stats(pass_times) -> dict:
     return out
 
 
+def speed_table(bench_dir) -> str:
+    """Markdown table of the ``locality_<policy>.json`` files in
+    ``bench_dir`` (policies in :data:`~iosched.locality.planner.POLICIES`
+    order): decisions, passes, CPU and wall time (s), load average, time per
+    decision median/p99 (us) for passes of 100-999 and 1000+ jobs."""
+    rows = ["| policy | decisions | passes | CPU (s) | wall (s) | load avg | per decision, 100-999 jobs: median / p99 (us) | 1000+ jobs: median / p99 (us) |",
+            "|---|---|---|---|---|---|---|---|"]
+    for p in POLICIES:
+        f = Path(bench_dir) / f"locality_{p}.json"
+        if not f.exists():
+            continue
+        d = json.loads(f.read_text())
+        b = d["per_pass_by_queue_length"]
+
+        def us(name):
+            r = b.get(name, {})
+            if "per_decision_median_s" not in r:
+                return "-"
+            return f"{r['per_decision_median_s'] * 1e6:.0f} / {r['per_decision_p99_s'] * 1e6:.0f}"
+
+        rows.append(f"| {p} | {d['decisions']:,} | {d['passes']:,} | {d['cpu_s']:.0f} | {d['wall_s']:.0f} | "
+                    f"{d['load_average_1min']:.1f} | {us('100-999')} | {us('1000+')} |")
+    return "\n".join(rows) + "\n"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m iosched.bench.locality")
     ap.add_argument("--policies", default=",".join(POLICIES))
@@ -70,7 +97,12 @@ def main(argv=None) -> int:
     ap.add_argument("--cluster", default=str(DATA / "cluster_450_128_32_256_4_1024.txt"))
     ap.add_argument("--out", default="results/bench")
     ap.add_argument("--results", default="", help="also write the reproduction outputs here")
+    ap.add_argument("--table", action="store_true",
+                    help="only write OUT/locality_speed.md from the existing locality_<policy>.json")
     a = ap.parse_args(argv)
+    if a.table:
+        (Path(a.out) / "locality_speed.md").write_text(speed_table(a.out))
+        return 0
     try:
         Path(a.out).mkdir(parents=True, exist_ok=True)
         cal = calibrate()
