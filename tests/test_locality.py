@@ -405,11 +405,9 @@ def _scenario(seed, policy, planner_cls, leo_rule):
     return out
 
 
-@pytest.mark.parametrize("leo_rule", ["artifact", "paper"])
-@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("policy,leo_rule", [(p, "artifact") for p in POLICIES] +
+                         [("leo", "paper"), ("leo-bf", "paper")])
 def test_fast_node_choice_equals_scoring_every_node(policy, leo_rule):
-    if leo_rule == "paper" and not policy.startswith("leo"):
-        pytest.skip("the rule only changes LEO")
     from hypothesis import given, settings, strategies as st
 
     @settings(max_examples=40, deadline=None, derandomize=True)
@@ -491,3 +489,24 @@ def test_incremental_reset_intervals_answers_as_a_rebuild(rule):
         assert answers[0] == answers[1]
 
     check()
+
+
+def test_merge_rows_and_bench_statistics(tmp_path):
+    from iosched.bench.locality import bucket_stats
+    from iosched.locality.reproduce import merge_rows
+
+    row = {k: 0 for k in ("jobs", "reuses", "total_waiting_for_load_s", "total_transfer_s", "makespan_s")}
+    row.update(mean_stretch=1.5, max_stretch=2.0, mean_bounded_stretch=1.5, max_bounded_stretch=2.0,
+               mean_queue_s=3.0)
+    merge_rows(tmp_path / "t", [{**row, "policy": "lea"}])
+    merge_rows(tmp_path / "t", [{**row, "policy": "fcfs", "mean_stretch": 2.25}])
+    rows = merge_rows(tmp_path / "t", [{**row, "policy": "lea", "mean_stretch": 1.25}])
+    assert [r["policy"] for r in rows] == ["fcfs", "lea"]           # paper order, lea replaced
+    text = (tmp_path / "t.csv").read_text()
+    lines = text.splitlines()
+    assert len(lines) == 3 and lines[1].startswith("fcfs,0,2.2500,") and lines[2].startswith("lea,0,1.2500,")
+    st = bucket_stats([(1, 0.5, 1), (5, 1.0, 4), (5, 3.0, 0), (500, 2.0, 100)])
+    assert st["1"]["per_decision_median_s"] == 0.5
+    assert st["2-9"]["passes"] == 2 and st["2-9"]["decisions"] == 4
+    assert st["2-9"]["per_decision_median_s"] == 0.25       # the pass without decision is left out
+    assert st["100-999"]["per_decision_p99_s"] == pytest.approx(0.02)
