@@ -52,7 +52,8 @@ from iosched.sched.adapter import PybatsimScheduler, state_name
 from iosched.sched.core import Scheduler
 from iosched.sched.placer import Allocation
 
-__all__ = ["Locality", "LocalityPolicy", "read_locality_job", "LOAD_WORKLOAD", "RUN_WORKLOAD"]
+__all__ = ["Locality", "LocalityPolicy", "LocalityCore", "HoldsOnly", "read_locality_job", "LOAD_WORKLOAD",
+           "RUN_WORKLOAD"]
 
 #: Workload names of the dynamic jobs: loads and compute phases.
 #: Workload of the dynamic jobs: the project's convention
@@ -225,6 +226,59 @@ class LocalityPolicy:
             s.wake_up_at(float(nxt), now)
 
 
+class Hold:
+    """A running job's hold in :class:`HoldsOnly`: ``start``, ``end`` (s),
+    ``resources`` (ProcSet), ``tag``."""
+
+    __slots__ = ("start", "end", "resources", "tag")
+
+    def __init__(self, start: float, end: float, resources, tag=None):
+        self.start, self.end, self.resources, self.tag = start, end, resources, tag
+
+
+class HoldsOnly:
+    """What the core needs of its availability profile when the policy
+    keeps its own cores' times (the locality planner does:
+    :class:`~iosched.locality.cluster.Cluster`): the machine's
+    ``resources`` and ``pool_totals`` (job rejection), ``advance``, and
+    holds whose ``end`` the core reads (overruns, early ends). The core's
+    :class:`~iosched.sched.profile.AvailabilityProfile` merges ProcSets of
+    the whole machine at every start and end, which on the Uppmax day
+    (9,720 one-core resources, each job's cores scattered) took about 85 %
+    of the scheduler's time; no decision of this policy reads it. A core
+    used twice is still refused, by :meth:`Cluster.start
+    <iosched.locality.cluster.Cluster.start>`."""
+
+    def __init__(self, resources, pool_totals: dict, now: float):
+        self.resources, self.pool_totals, self.now = resources, dict(pool_totals), now
+
+    def advance(self, now: float) -> None:
+        self.now = max(self.now, now)
+
+    def reserve(self, start: float, end: float, resources, pools=None, tag=None) -> Hold:
+        return Hold(start, end, resources, tag)
+
+    def release(self, hold: Hold, at=None) -> None:
+        """The holder ended at ``at`` (default now): its hold ends there
+        (unless it already ended), as ``AvailabilityProfile.release``."""
+        a = max(self.now if at is None else at, self.now, hold.start)
+        if a < hold.end:
+            hold.end = a
+
+    def remove(self, hold: Hold) -> None:
+        """Nothing is held beyond the ``Hold`` itself."""
+
+
+class LocalityCore(Scheduler):
+    """The shared core with :class:`HoldsOnly` in place of its
+    availability profile (built at SIMULATION_BEGINS as usual, then
+    replaced)."""
+
+    def begin(self, machine, now: float) -> None:
+        super().begin(machine, now)
+        self.profile = HoldsOnly(self.profile.resources, self.profile.pool_totals, now)
+
+
 #: The options the scheduler reads (``iosched.sched.options``): name -> meaning.
 OPTIONS = {
     "policy": "fcfs, eft, lea, leo, lem and their -bf variants (default lea)",
@@ -270,7 +324,7 @@ class Locality(PybatsimScheduler):
         self._notified = False
         self._t0 = time.perf_counter()
         self._last_eval_wall = None  # scheduler wall time (s) when the last evaluated job so far ended
-        return Scheduler(self.pol, order=file_order, read_job=read_locality_job, name="Locality")
+        return LocalityCore(self.pol, order=file_order, read_job=read_locality_job, name="Locality")
 
     def accepts(self, batsim_job) -> bool:
         """Our own dynamic jobs are not workload jobs."""
