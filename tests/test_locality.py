@@ -510,3 +510,20 @@ def test_merge_rows_and_bench_statistics(tmp_path):
     assert st["2-9"]["passes"] == 2 and st["2-9"]["decisions"] == 4
     assert st["2-9"]["per_decision_median_s"] == 0.25       # the pass without decision is left out
     assert st["100-999"]["per_decision_p99_s"] == pytest.approx(0.02)
+
+
+def test_holds_only_profile_release_and_overrun_semantics():
+    from procset import ProcSet
+
+    from iosched.schedulers.locality import HoldsOnly
+
+    p = HoldsOnly(ProcSet((0, 9)), {}, now=0.0)
+    h = p.reserve(5.0, 50.0, ProcSet(1, 2))
+    p.advance(10.0)
+    p.release(h, at=8.0)          # an end reported before now counts as now
+    assert h.end == 10.0
+    h2 = p.reserve(10.0, 20.0, ProcSet(3))
+    p.advance(30.0)
+    p.release(h2, at=30.0)        # already over (an overrun): unchanged
+    assert h2.end == 20.0
+    assert len(p.resources) == 10 and p.pool_totals == {}
