@@ -309,3 +309,221 @@ def test_registry_names_and_engine_flag():
         assert path.name == "locality.py" and opts == {"policy": p}
         assert required_engine_args(path) == ("--enable-dynamic-jobs",)
     assert required_engine_args(REPO_ROOT / "schedulers" / "locality.py") == ("--enable-dynamic-jobs",)
+
+
+# --------------------------------------------------------------------------
+# The planner's vectorised node choice (Planner._best, _base) against the
+# paper's straightforward rule: score every node with cluster.score() and
+# take the first minimum (Algorithm 3 lines 4-9; the artifact's tie-breaks).
+
+class ReferencePlanner(Planner):
+    """The same policies, choosing the node by scoring every node with
+    load_time / eviction_time / score (no vectorisation, no cache)."""
+
+    def _best(self, j, t, W, E, extra=None):
+        c = self.c
+        nodes = c.nodes
+        eat = [max(n.eat(j.cores), t) for n in nodes]
+        if self.base == "fcfs":
+            if extra:
+                for k in range(self.P):
+                    if eat[k] == t:
+                        return k, t, 0, False
+                    if k in extra:
+                        return k, t, 0, True
+            k = min(range(self.P), key=lambda i: (eat[i], i))
+            return k, eat[k], 0, False
+        w = [(W, E)] * self.P
+        if self.base == "leo":
+            now = [k for k in range(self.P) if eat[k] == t]
+            if now and self.leo_rule == "artifact":
+                w = [(W, E) if k < now[0] else (1, 0) for k in range(self.P)]
+            elif now:
+                w = [(1, 0) if k in now else (W, E) for k in range(self.P)]
+        best = None
+        for k, n in enumerate(nodes):
+            ld = load_time(n, j.file, j.size, eat[k], t) if j.file else f32(j.size) / n.bandwidth
+            ev = eviction_time(n, j.file, eat[k], j.cores, c.m)
+            cand = (score(eat[k], w[k][0], ld, w[k][1], ev), k, 0, eat[k], ld)
+            if best is None or cand[:3] < best[:3]:
+                best = cand
+        for k in sorted(extra or ()):
+            ld = load_time(nodes[k], j.file, j.size, t, t) if j.file else f32(0.0)
+            ev = eviction_time(nodes[k], j.file, t, j.cores, c.m)
+            cand = (score(t, w[k][0], ld, w[k][1], ev), k, 1, t, ld)
+            if cand[:3] < best[:3]:
+                best = cand
+        _, k, hole, start, ld = best
+        return k, start, int(ld), bool(hole)
+
+
+def _scenario(seed, policy, planner_cls, leo_rule):
+    """A small random cluster with running jobs, ended files and a queue;
+    times from a small set so that scores tie often. Returns the plans of
+    three passes (a full re-plan, new jobs only, a re-plan after an end)."""
+    rnd = random.Random(seed)
+    P, m = rnd.choice([(3, 2), (5, 4), (8, 4)])
+    c = Cluster(P, m, rnd.choice([0.1, 0.5, 1.0]), 128)
+    p = planner_cls(c, policy, W=rnd.choice([1, 3, 500]), E=rnd.choice([0, 1, 2]),
+                    threshold=rnd.choice([0, 50, 80]), leo_rule=leo_rule)
+    sizes = {f: rnd.choice([1.6, 3.2, 6.4, 12.8]) for f in range(1, 5)}
+    running = []
+    t = 10
+    for i in range(rnd.randint(0, P * 2)):
+        n = c.nodes[rnd.randrange(P)]
+        k = rnd.randint(1, m)
+        if n.free < k:
+            continue
+        ids = [x for x in range(m) if n.running_end[x] is None][:k]
+        f = rnd.randint(0, 4)
+        end = t + rnd.choice([5, 20, 40])
+        for x in ids:
+            n.avail[x] = end
+        n.resort()
+        c.start(n, ids, f, sizes.get(f, 0.0), t - rnd.choice([0, 3]), end)
+        running.append((n, ids, f))
+    for n, ids, f in running[: rnd.randint(0, len(running))]:
+        c.end(n, ids, f, t)                      # files whose last user ended now
+    out = []
+    jobs = []
+    for step in range(3):
+        new = []
+        for i in range(rnd.randint(1, 12)):
+            f = rnd.randint(0, 4)
+            new.append(LJob(f"{step}.{i}", t, 1, rnd.choice([1, 5, 20, 60]), rnd.randint(1, m), f,
+                            sizes.get(f, 0.0)))
+        if step != 1:
+            p.reset(t)
+            jobs = jobs + new
+            p.plan(jobs, t)
+        else:
+            p.plan(new, t)
+            jobs = jobs + new
+        out.append([(j.id, j.start, j.node.index if j.start >= 0 else None, list(j.cores_used),
+                     j.planned_load) for j in jobs])
+        t += rnd.choice([0, 1, 7])
+    return out
+
+
+@pytest.mark.parametrize("policy,leo_rule", [(p, "artifact") for p in POLICIES] +
+                         [("leo", "paper"), ("leo-bf", "paper")])
+def test_fast_node_choice_equals_scoring_every_node(policy, leo_rule):
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=40, deadline=None, derandomize=True)
+    @given(st.integers(0, 10**6))
+    def check(seed):
+        assert _scenario(seed, policy, Planner, leo_rule) == _scenario(seed, policy, ReferencePlanner, leo_rule)
+
+    check()
+
+
+class RebuildCluster(Cluster):
+    """reset_intervals as the artifact's get_current_intervals: every
+    interval rebuilt from the running state at t (no incremental update)."""
+
+    def reset_intervals(self, t):
+        for d in list(self.live):
+            d.iv = []
+            self._unlive(d)
+        self._touched = set()
+        for d in self._used:
+            d.iv = [(t, t if d.load_end < t else d.load_end, d.end)]
+            self._live(d, d.node)
+        keep = []
+        for te, d in self._ended:
+            if d.users or (self.cache_rule == "paper" and d.foreign_since) or \
+                    (self.cache_rule == "artifact" and te < t):
+                continue
+            keep.append((te, d))
+            d.iv = [(t, t, t if self.cache_rule == "artifact" else 2 ** 62)]
+            self._live(d, d.node)
+        self._ended = keep
+
+
+@pytest.mark.parametrize("rule", ["artifact", "paper"])
+def test_incremental_reset_intervals_answers_as_a_rebuild(rule):
+    """After random starts, ends and planned intervals, the incremental
+    reset gives every load_time / eviction_time at pt >= t of a rebuild."""
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=60, deadline=None, derandomize=True)
+    @given(st.integers(0, 10**6))
+    def check(seed):
+        answers = []
+        for cls in (Cluster, RebuildCluster):
+            rnd = random.Random(seed)
+            c = cls(3, 4, 0.5, 128, cache_rule=rule)
+            running = []
+            got = []
+            t = 0
+            for step in range(12):
+                t += rnd.choice([0, 1, 3, 10])
+                for r in [r for r in running if r[3] <= t]:
+                    c.end(r[0], r[1], r[2], t)
+                    running.remove(r)
+                for _ in range(rnd.randint(0, 3)):
+                    n = c.nodes[rnd.randrange(3)]
+                    free = [k for k in range(4) if n.running_end[k] is None]
+                    if not free:
+                        continue
+                    ids = free[: rnd.randint(1, len(free))]
+                    f = rnd.randint(0, 3)
+                    end = t + rnd.choice([1, 5, 30])
+                    c.start(n, ids, f, 2.0 * f, t, end)
+                    running.append((n, ids, f, end))
+                c.reset_intervals(t)
+                for pt in (t, t + 1, t + 4, t + 20, t + 100):
+                    for n in c.nodes:
+                        for f in range(1, 4):
+                            got.append((load_time(n, f, 2.0 * f, pt, t), eviction_time(n, f, pt, 2, 4)))
+                for _ in range(rnd.randint(0, 4)):   # a pass plans some jobs
+                    n = c.nodes[rnd.randrange(3)]
+                    s = t + rnd.choice([0, 2, 8])
+                    c.plan_interval(n, rnd.randint(1, 3), 2.0, s, rnd.choice([0, 4]), s + rnd.choice([3, 9]))
+                for pt in (t, t + 5, t + 50):
+                    for n in c.nodes:
+                        for f in range(1, 4):
+                            got.append((load_time(n, f, 2.0 * f, pt, t), eviction_time(n, f, pt, 2, 4)))
+            answers.append(got)
+        assert answers[0] == answers[1]
+
+    check()
+
+
+def test_merge_rows_and_bench_statistics(tmp_path):
+    from iosched.bench.locality import bucket_stats
+    from iosched.locality.reproduce import merge_rows
+
+    row = {k: 0 for k in ("jobs", "reuses", "total_waiting_for_load_s", "total_transfer_s", "makespan_s")}
+    row.update(mean_stretch=1.5, max_stretch=2.0, mean_bounded_stretch=1.5, max_bounded_stretch=2.0,
+               mean_queue_s=3.0)
+    merge_rows(tmp_path / "t", [{**row, "policy": "lea"}])
+    merge_rows(tmp_path / "t", [{**row, "policy": "fcfs", "mean_stretch": 2.25}])
+    rows = merge_rows(tmp_path / "t", [{**row, "policy": "lea", "mean_stretch": 1.25}])
+    assert [r["policy"] for r in rows] == ["fcfs", "lea"]           # paper order, lea replaced
+    text = (tmp_path / "t.csv").read_text()
+    lines = text.splitlines()
+    assert len(lines) == 3 and lines[1].startswith("fcfs,0,2.2500,") and lines[2].startswith("lea,0,1.2500,")
+    st = bucket_stats([(1, 0.5, 1), (5, 1.0, 4), (5, 3.0, 0), (500, 2.0, 100)])
+    assert st["1"]["per_decision_median_s"] == 0.5
+    assert st["2-9"]["passes"] == 2 and st["2-9"]["decisions"] == 4
+    assert st["2-9"]["per_decision_median_s"] == 0.25       # the pass without decision is left out
+    assert st["100-999"]["per_decision_p99_s"] == pytest.approx(0.02)
+
+
+def test_holds_only_profile_release_and_overrun_semantics():
+    from procset import ProcSet
+
+    from iosched.schedulers.locality import HoldsOnly
+
+    p = HoldsOnly(ProcSet((0, 9)), {}, now=0.0)
+    h = p.reserve(5.0, 50.0, ProcSet(1, 2))
+    p.advance(10.0)
+    p.release(h, at=8.0)          # an end reported before now counts as now
+    assert h.end == 10.0
+    h2 = p.reserve(10.0, 20.0, ProcSet(3))
+    p.advance(30.0)
+    p.release(h2, at=30.0)        # already over (an overrun): unchanged
+    assert h2.end == 20.0
+    assert len(p.resources) == 10 and p.pool_totals == {}

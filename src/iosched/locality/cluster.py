@@ -33,6 +33,8 @@ and truncated to int, because its tie-breaks depend on it (times are about
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 import numpy as np
 
 from iosched.errors import InputError, ProfileError
@@ -41,6 +43,8 @@ __all__ = ["Data", "Node", "Cluster", "f32", "transfer_seconds", "load_time", "e
            "score", "CACHE_RULES"]
 
 f32 = np.float32
+
+_seq = attrgetter("seq")
 
 #: "Until displaced" end of a kept copy under the paper rule (s).
 FOREVER = 2 ** 62
@@ -67,7 +71,7 @@ class Data:
     on the node after the last user ended).
     """
 
-    __slots__ = ("id", "size", "load_end", "end", "users", "iv", "foreign_since", "node", "seq")
+    __slots__ = ("id", "size", "load_end", "end", "users", "iv", "foreign_since", "node", "seq", "base")
 
     _count = 0
 
@@ -77,6 +81,7 @@ class Data:
         self.seq = Data._count   # creation order = the node's data list order
         self.load_end, self.end, self.users = -1, -1, 0
         self.iv: list = []
+        self.base = None     # the interval of the running state (reset_intervals), or None
         self.foreign_since = False
 
 
@@ -109,7 +114,7 @@ class Node:
         av = self.avail
         self.order = sorted(range(self.cores), key=av.__getitem__)   # stable: ties by id
         if self.row is not None:
-            self.row[:] = [av[k] for k in self.order]
+            self.row[:] = sorted(av)
 
     def eat(self, c: int) -> int:
         """Time (s) at which ``c`` cores are available (the c-th smallest)."""
@@ -142,11 +147,11 @@ def eviction_time(node: Node, file_id: int, pt: int, cores: int, m: int = 20):
     interval ends at or before ``pt``, times ``cores / m``, divided by the
     bandwidth."""
     total = f32(0.0)
-    live = node.live
-    recs = sorted(live.values(), key=lambda d: d.seq) if len(live) > 1 else live.values()
+    recs = [d for d in node.live.values() if d.id != file_id and pt >= d.iv[-1][2]]
+    if len(recs) > 1:
+        recs.sort(key=_seq)      # the node's data list order (binary32 sums depend on it)
     for d in recs:
-        if d.id != file_id and pt >= d.iv[-1][2]:
-            total = f32(total + d.size)
+        total = f32(total + d.size)
     pct = f32(cores) / f32(m)
     return f32(f32(total * pct) / node.bandwidth)
 
@@ -192,7 +197,10 @@ class Cluster:
         self.live: set = set()      # records with planning intervals
         self._used: set = set()     # records with users > 0
         self._ended: list = []      # (time, record) whose last user ended
-        self.by_file: dict = {}     # file id -> set of node indexes with planning intervals
+        self.by_file: dict = {}     # file id -> {node index: record} with planning intervals
+        self._based: set = set()    # records with a running-state interval (Data.base)
+        self._touched: set = set()  # records given planned intervals since the last reset
+        self._changed: set = set()  # records started or ended since the last reset
 
     # ------------------------------------------------------------- planning
     def holders(self, file_id: int):
@@ -208,6 +216,11 @@ class Cluster:
         self.live.add(d)
         self.by_file.setdefault(d.id, {})[node_index] = d
         self.nodes[node_index].live[d.id] = d
+
+    def _unlive(self, d: Data) -> None:
+        self.live.discard(d)
+        self.by_file[d.id].pop(d.node, None)
+        self.nodes[d.node].live.pop(d.id, None)
 
     def non_available(self, t: int) -> int:
         """Cores whose available time is after ``t`` (``get_nb_non_available_cores``)."""
@@ -237,30 +250,49 @@ class Cluster:
         """Planning intervals from the running state (``get_current_intervals``):
         ``(t, max(t, load_end), end)`` for a file in use, ``(t, t, t)`` for a
         file whose last user ended at ``t`` (and, with the paper rule, for a
-        file not displaced since), none otherwise."""
-        for d in self.live:
-            d.iv = []
-            self.nodes[d.node].live.pop(d.id, None)
-        self.live = set()
-        self.by_file = {}
-        for d in self._used:
-            d.iv = [(t, t if d.load_end < t else d.load_end, d.end)]
-            self._live(d, d.node)
+        file not displaced since), none otherwise.
+
+        Incremental: the planned intervals of the last pass are dropped, and
+        only the records that started, ended or entered/left the running
+        state since the last reset get a new interval. A file in use that
+        did not change keeps ``(t0, max(t0, load_end), end)`` of an earlier
+        reset ``t0 <= t``, which answers every question asked at ``pt >= t``
+        (:func:`load_time`, :func:`eviction_time`, :meth:`Planner._base`)
+        exactly as the interval built at ``t``."""
         keep = []
+        ended = set()
         for te, d in self._ended:
             if d.users:
                 continue
             if self.cache_rule == "paper":
                 if d.foreign_since:
                     continue
-                keep.append((te, d))
             elif te < t:
                 continue
-            else:
-                keep.append((te, d))
-            d.iv = [(t, t, t if self.cache_rule == "artifact" else FOREVER)]
-            self._live(d, d.node)
+            keep.append((te, d))
+            ended.add(d)
         self._ended = keep
+        now = self._used | ended
+        for d in self._touched:
+            if d.base is None:
+                d.iv = []
+                self._unlive(d)
+            else:
+                d.iv = [d.base]
+        self._touched = set()
+        for d in self._based - now:
+            d.base = None
+            d.iv = []
+            self._unlive(d)
+        for d in (now - self._based) | (self._changed & now) | ended:
+            if d.users:
+                d.base = (t, t if d.load_end < t else d.load_end, d.end)
+            else:
+                d.base = (t, t, t if self.cache_rule == "artifact" else FOREVER)
+            d.iv = [d.base]
+            self._live(d, d.node)
+        self._based = now
+        self._changed = set()
 
     def place(self, node: Node, start: int, walltime: int, cores: int, t: int) -> tuple:
         """Reserve ``cores`` first cores of ``node`` on ``[start, start +
@@ -285,6 +317,7 @@ class Cluster:
         if d is None:
             d = self._record(node, file_id, size)
         d.iv.append((start, start + load, end))
+        self._touched.add(d)
         self._live(d, node.index)
 
     # -------------------------------------------------------------- running
@@ -315,6 +348,7 @@ class Cluster:
                 d.load_end = t + transfer
             d.users += 1
             self._used.add(d)
+            self._changed.add(d)
             if d.end < planned_end:
                 d.end = planned_end
             d.foreign_since = False
@@ -342,6 +376,7 @@ class Cluster:
             node.running_end[k] = None
         if file_id:
             d = node.data[file_id]
+            self._changed.add(d)
             d.users -= 1
             if d.users == 0:
                 d.end = t

@@ -106,7 +106,8 @@ class Planner:
         self.biggest, self.biggest_id = 0, 0   # artifact's biggest_hole / biggest_hole_unique_id
         self._holed: set = set()               # nodes with holes
         self.decisions = 0
-        self._wcache: dict = {}
+        self._cache: dict = {}                 # (file, size, cores, W) -> see _base
+        self._log: list = []                   # nodes changed by the decisions of this pass
 
     # ------------------------------------------------------------ public
     def reset(self, t: int) -> None:
@@ -122,6 +123,7 @@ class Planner:
         """Plan ``jobs`` (in order) at ``t``; returns the planned ones."""
         c = self.c
         nna = c.non_available(t)
+        self._cache, self._log = {}, []
         if self.base != "fcfs":
             c.reset_intervals(t)
         running = c.running_nodes
@@ -169,79 +171,158 @@ class Planner:
             return 1, 0
         return self.W, self.E
 
-    def _eats(self, j, t):
-        return np.maximum(self.c.A[:, j.cores - 1], t)
+    def _base(self, j, t: int, W) -> tuple:
+        """Base scores ``t_k + W*load`` of every node for job ``j`` at ``t``
+        (binary32 array, one entry a node, as the artifact's float) and the
+        loads (s, binary32) of the nodes holding a planning interval of its
+        file that covers ``t_k``: ``(base, loads)``.
 
-    def _best(self, j, t, eat, W, E, extra=None):
-        """First node of smallest score; ``extra`` (bf): node index -> a
-        backfill at ``t`` in a hole. Returns ``(index, start, load, in_hole)``."""
-        nodes = self.c.nodes
-        if self.base == "fcfs":
-            if extra:
-                # the artifact stops at the first node that starts the job now, in a hole or not
-                for k in range(self.P):
-                    if eat[k] == t:
-                        return k, t, 0, False
-                    if k in extra:
-                        return k, t, 0, True
-            i = int(np.argmin(eat))
-            return i, int(eat[i]), 0, False
-        P = self.P
-        key = (W, E)
-        if key not in self._wcache:
-            self._wcache[key] = (np.full(P, float(W), dtype=f32), np.full(P, float(E), dtype=f32))
-        Wv, Ev = self._wcache[key]
-        if self.base == "leo":
-            Wv, Ev = Wv.copy(), Ev.copy()
-            now = np.flatnonzero(eat == t)
-            if now.size:
-                if self.leo_rule == "artifact":
-                    Wv[now[0]:] = 1
-                    Ev[now[0]:] = 0
-                else:
-                    Wv[now] = 1
-                    Ev[now] = 0
-        load = np.full(P, f32(j.size) / nodes[0].bandwidth, dtype=f32)
-        if j.file:
-            # load_time() inlined: a value stored in the binary32 array is
-            # rounded as the artifact's float division / int difference
-            for k, d in self.c.holders(j.file).items():
-                pt = eat[k]
+        ``t_k`` is ``max(t, c-th smallest core available time)``; the load
+        is ``size / bandwidth`` on a node without such an interval, else 0
+        (loaded by ``t_k``) or the rest of the load from ``t``
+        (:func:`~iosched.locality.cluster.load_time`, inlined). The array is
+        kept for the pass per (file, size, cores, W) and only the entries of
+        the nodes changed by the decisions since its last use are
+        recomputed (a decision changes one node's cores and intervals)."""
+        key = (j.file, j.size, j.cores, W)
+        ent = self._cache.get(key)
+        log = self._log
+        c = self.c
+        col = c.A[:, j.cores - 1]
+        holders = c.holders(j.file) if j.file else {}
+        if ent is not None:
+            base, pos, loads, Wf, WL = ent
+            if pos < len(log):
+                for k in set(log[pos:]):
+                    pt = int(col[k])
+                    if pt < t:
+                        pt = t
+                    d = holders.get(k)
+                    ld = None
+                    if d is not None:
+                        for s_, le, e in d.iv:
+                            if s_ <= pt <= e:
+                                ld = f32(0 if le <= pt else le - t)
+                                break
+                    if ld is None:
+                        base[k] = f32(f32(pt) + WL)
+                        loads.pop(k, None)
+                    else:
+                        base[k] = f32(f32(pt) + f32(Wf * ld))
+                        loads[k] = ld
+                ent[1] = len(log)
+            return base, loads
+        eat = np.maximum(col, t)
+        L = f32(j.size) / c.nodes[0].bandwidth    # load where the file is not planned (binary32)
+        Wf = f32(W)
+        WL = f32(Wf * L)
+        base = np.add(eat, WL, dtype=f32)           # f32(f32(t_k) + f32(W*L)), as the artifact
+        loads = {}
+        if holders:
+            hk = list(holders)
+            for k, pt, d in zip(hk, eat[hk].tolist(), holders.values()):
                 for s_, le, e in d.iv:
                     if s_ <= pt <= e:
-                        load[k] = 0.0 if le <= pt else le - t
+                        loads[k] = 0 if le <= pt else le - t
                         break
-        base = (eat.astype(f32) + Wv * load).astype(f32)
-        s0 = base.astype(np.int64)
-        # exact argmin (first index on ties) without scoring every node: the
-        # score is >= s0, so only nodes with s0 <= the best score can win
-        best = None   # (score, node index, in hole, start, load)
-        m0 = int(s0.min())
+            if loads:
+                ks = list(loads)
+                lv = np.array(list(loads.values()), dtype=f32)
+                base[ks] = np.add(eat[ks], Wf * lv, dtype=f32)
+                loads = dict(zip(ks, lv))
+        self._cache[key] = [base, len(log), loads, Wf, WL]
+        return base, loads
 
-        def consider(ks):
-            nonlocal best
-            for k in ks:
-                k = int(k)
-                if Ev[k] > 0:
-                    ev = eviction_time(nodes[k], j.file, int(eat[k]), j.cores, self.c.m)
-                    sc = int(f32(base[k] + f32(Ev[k] * ev)))
+    def _best(self, j, t, W, E, extra=None):
+        """First node of smallest score; ``extra`` (bf): node index -> a
+        backfill at ``t`` in a hole. Returns ``(index, start, load, in_hole)``.
+
+        Equal to scoring every node with :func:`~iosched.locality.cluster.score`
+        and taking the first minimum (``tests/test_locality.py`` checks it
+        against that reference), but vectorised: the base scores ``t_k +
+        W*load`` come from :meth:`_base`; as the eviction term ``E*evict``
+        is >= 0, it is only computed for the nodes whose base score can
+        still win, in node order."""
+        c = self.c
+        nodes = c.nodes
+        P = self.P
+        col = c.A[:, j.cores - 1]
+        if self.base == "fcfs":
+            eat = np.maximum(col, t)
+            if extra:
+                # the artifact stops at the first node that starts the job now, in a hole or not
+                now = int((col <= t).argmax())
+                if col[now] > t:
+                    now = P
+                k = min(extra)
+                if now <= k:
+                    return now, t, 0, False
+                return k, t, 0, True
+            i = int(eat.argmin())
+            return i, int(eat[i]), 0, False
+        base, loads = self._base(j, t, W)
+        cut = P                     # LEO (artifact rule): EFT weights from node `cut` on
+        now = None                  # LEO (paper rule): mask of the nodes with EFT weights
+        if self.base == "leo":
+            free = col <= t         # t_k == t
+            first = int(free.argmax())
+            if free[first]:
+                base1, _ = self._base(j, t, 1)
+                if self.leo_rule == "artifact":
+                    cut = first
+                    base = np.concatenate((base[:cut], base1[cut:]))
                 else:
-                    sc = int(s0[k])
-                cand = (sc, k, 0, int(eat[k]), load[k])
-                if best is None or cand[:3] < best[:3]:
-                    best = cand
+                    now = free
+                    base = np.where(free, base1, base)
+                # (the loads do not depend on W: loads1 == loads)
+        Wf, Ef = f32(W), f32(E)
+        one, zero = f32(1), f32(0)
 
-        consider(np.flatnonzero(s0 == m0))
-        if best[0] > m0:
-            consider(np.flatnonzero((s0 > m0) & (s0 <= best[0])))
+        def weights(k):
+            if k >= cut or (now is not None and now[k]):
+                return one, zero
+            return Wf, Ef
+
+        L = f32(j.size) / nodes[0].bandwidth
+        m0 = int(base.min())
+        best = None   # (score, node index, in hole, start, load)
+        m = c.m
+        lim = m0 + 1
+        first = True
+        while True:
+            # int(base) < lim, compared exactly: integers below 2**24 are binary32 numbers
+            b = base if lim < 2 ** 24 else base.astype(np.float64)
+            below = b < lim
+            if not first:
+                below &= b >= m0 + 1
+            for k in below.nonzero()[0].tolist():
+                bk = base[k]
+                sc = int(bk)
+                pt = int(col[k])
+                if pt < t:
+                    pt = t
+                Ek = weights(k)[1]
+                if Ek > 0 and nodes[k].live:
+                    ev = eviction_time(nodes[k], j.file, pt, j.cores, m)
+                    sc = int(f32(bk + f32(Ek * ev)))
+                if best is None or (sc, k) < best[:2]:
+                    best = (sc, k, 0, pt, loads.get(k, L))
+                    if first and sc == m0:
+                        break
+            if not first or best[0] == m0:
+                break
+            # nodes whose base score is above m0 but not above the best score
+            first = False
+            lim = best[0] + 1
         for k in sorted(extra or ()):
             ld = load_time(nodes[k], j.file, j.size, t, t) if j.file else f32(0.0)
-            b = f32(f32(t) + f32(Wv[k] * ld))
+            Wk, Ek = weights(k)
+            b = f32(f32(t) + f32(Wk * ld))
             if int(b) > best[0]:
                 continue
-            if Ev[k] > 0:
-                ev = eviction_time(nodes[k], j.file, t, j.cores, self.c.m)
-                sc = int(f32(b + f32(Ev[k] * ev)))
+            if Ek > 0:
+                ev = eviction_time(nodes[k], j.file, t, j.cores, m)
+                sc = int(f32(b + f32(Ek * ev)))
             else:
                 sc = int(b)
             cand = (sc, k, 1, t, ld)
@@ -253,8 +334,7 @@ class Planner:
     # ------------------------------------------------------------ no backfilling
     def _place(self, j, t, W, E, nna, running):
         c = self.c
-        eat = self._eats(j, t)
-        k, start, load, _ = self._best(j, t, eat, W, E)
+        k, start, load, _ = self._best(j, t, W, E)
         node = c.nodes[k]
         if self.base == "lem" and node.free == node.cores and start == t and \
                 all(a <= t for a in node.avail):
@@ -263,6 +343,7 @@ class Planner:
         j.start, j.node, j.cores_used, j.planned_load = start, node, ids, load
         if self.base != "fcfs":
             c.plan_interval(node, j.file, j.size, start, load, start + j.walltime)
+        self._log.append(k)
         return nna + newly, running
 
     # ------------------------------------------------------------ backfilling
@@ -271,6 +352,11 @@ class Planner:
         cores)`` or None (``can_it_get_backfilled``)."""
         holes = self.holes[node.index]
         if not holes:
+            return None
+        if j.file and holes[-1][0] < t + j.walltime:
+            # no hole core long enough (holes are sorted by start): a fit
+            # would only use cores free at t, where the node's own placement
+            # at t_k = t scores the same and wins the tie (so it never wins)
             return None
         nh = len(holes)
         if not (j.cores <= nh or node.avail[node.order[j.cores - 1 - nh]] <= t):
@@ -319,7 +405,6 @@ class Planner:
 
     def _place_bf(self, j, t, W, E, nna, busy_t, running):
         c = self.c
-        eat = self._eats(j, t)
         extra = {}
         for i in sorted(self._holed):
             node = c.nodes[i]
@@ -327,7 +412,7 @@ class Planner:
                 fit = self._hole_fit(j, node, t)
                 if fit is not None:
                     extra[i] = fit
-        k, start, load, hole = self._best(j, t, eat, W, E, extra)
+        k, start, load, hole = self._best(j, t, W, E, extra)
         node = c.nodes[k]
         if self.base == "lem" and node.free == node.cores and start == t and \
                 all(a <= t for a in node.avail):
@@ -359,6 +444,7 @@ class Planner:
         j.start, j.node, j.cores_used, j.planned_load = start, node, ids, load
         if self.base != "fcfs":
             c.plan_interval(node, j.file, j.size, start, load, start + j.walltime)
+        self._log.append(k)
         return nna, busy_t, running
 
     def _backfill_only(self, j, t, W, E, busy_t):
@@ -389,6 +475,7 @@ class Planner:
             return False, busy_t
         _, node, from_hole, load = best
         self._commit_hole(j, node, t, from_hole, [])
+        self._log.append(node.index)
         self._refresh_biggest(node)
         # (the artifact records no planning interval for a job placed here)
         j.start, j.node, j.cores_used, j.planned_load = t, node, from_hole, load

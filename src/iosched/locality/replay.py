@@ -65,7 +65,7 @@ def replay(jobs: list, planner: Planner, *, until_evaluated: bool = True, trace=
         ``transfer``, ``waiting``, ``node``), ``reuses`` (evaluated jobs that
         made no transfer or waited for another's), ``decisions`` (planned
         jobs), ``passes`` and ``seconds`` (wall time of the planning passes),
-        ``pass_times`` (list of (queue length, s)).
+        ``pass_times`` (list of (queue length, s, decisions of the pass)).
     :raises InputError: a job that can never start (the loop would not end).
     """
     c: Cluster = planner.c
@@ -120,11 +120,11 @@ def replay(jobs: list, planner: Planner, *, until_evaluated: bool = True, trace=
     def run_pass(jobs_to_plan, now):
         nonlocal version
         t1 = time.perf_counter()
+        d0 = planner.decisions
         planner.plan(jobs_to_plan, now)
-        pass_times.append((len(jobs_to_plan), time.perf_counter() - t1))
-        for j in jobs_to_plan:
-            if j.start >= 0:
-                heapq.heappush(starts, (j.start, version))
+        pass_times.append((len(jobs_to_plan), time.perf_counter() - t1, planner.decisions - d0))
+        for st in {j.start for j in jobs_to_plan if j.start >= 0}:   # the next event seconds
+            heapq.heappush(starts, (st, version))
 
     start_jobs(t)
     i = 0
@@ -176,5 +176,5 @@ def replay(jobs: list, planner: Planner, *, until_evaluated: bool = True, trace=
         if t > 2_000_000_000:
             raise InputError("locality replay: time passed 2e9 s")
     return {"jobs": started, "reuses": reuses, "decisions": planner.decisions,
-            "passes": len(pass_times), "seconds": sum(s for _, s in pass_times),
+            "passes": len(pass_times), "seconds": sum(p[1] for p in pass_times),
             "pass_times": pass_times}

@@ -4,13 +4,15 @@
 [--policies fcfs,lea,...]`` runs :func:`iosched.locality.replay.replay`
 for each policy and writes ``DIR/uppmax_paper.{csv,md}`` (one row a policy,
 :data:`iosched.locality.metrics.COLUMNS`), ``DIR/jobs_<policy>.csv`` and
-``DIR/timing.json`` (wall time, passes, decisions per policy). Rows are
-appended as policies finish.
+``DIR/<name>_timing.json`` (wall time, passes, decisions per policy).
+Rows are written as policies finish; with ``--merge`` they replace or add
+their policies' rows in an existing table instead (:func:`merge_rows`).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import sys
 import time
@@ -42,6 +44,22 @@ def run_policy(workload, cluster_file, policy, trace=None, **opts) -> tuple:
     return summarize(res["jobs"], policy, float(nodes[0]["bandwidth"])), res, sec
 
 
+def merge_rows(path, rows: list) -> list:
+    """Rows of the summary table at ``path`` (without suffix; CSV read back
+    as strings) with ``rows`` replacing or adding their policies, in
+    :data:`~iosched.locality.planner.POLICIES` order; writes the CSV and
+    Markdown tables and returns the merged rows."""
+    path = Path(path)
+    old = {}
+    if path.with_suffix(".csv").exists():
+        with open(path.with_suffix(".csv"), newline="") as f:
+            old = {r["policy"]: r for r in csv.DictReader(f)}
+    old.update({r["policy"]: r for r in rows})
+    merged = sorted(old.values(), key=lambda r: POLICIES.index(r["policy"]) if r["policy"] in POLICIES else 99)
+    write_summary(merged, path)
+    return merged
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m iosched.locality.reproduce", description=__doc__.split("\n")[0])
     ap.add_argument("--workload", default=str(DATA / "2022-09-10_V10000_anonymous.txt"))
@@ -50,6 +68,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="results/locality")
     ap.add_argument("--name", default="uppmax_paper")
     ap.add_argument("--usage", default="", help="policies whose cluster usage is traced (Fig. 3)")
+    ap.add_argument("--merge", action="store_true", help="merge the rows into an existing table")
     a = ap.parse_args(argv)
     try:
         pols = [p.strip() for p in a.policies.split(",") if p.strip()]
@@ -71,8 +90,14 @@ def main(argv=None) -> int:
             write_jobs(res["jobs"], out / f"jobs_{p}.csv")
             timing[p] = {"wall_s": round(sec, 1), "passes": res["passes"], "decisions": res["decisions"],
                          "planning_s": round(res["seconds"], 1)}
-            write_summary(rows, out / a.name)
-            (out / f"{a.name}_timing.json").write_text(json.dumps(timing, indent=1, sort_keys=True))
+            if a.merge:
+                merge_rows(out / a.name, [row])
+            else:
+                write_summary(rows, out / a.name)
+            tpath = out / f"{a.name}_timing.json"
+            if a.merge and tpath.exists():
+                timing = {**json.loads(tpath.read_text()), p: timing[p]}
+            tpath.write_text(json.dumps(timing, indent=1, sort_keys=True))
             print(p, {k: row[k] for k in ("mean_stretch", "reuses")}, timing[p], flush=True)
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -25,7 +25,10 @@ Batsim-standard profiles (``--enable-dynamic-jobs``; no composed profile):
 
 The static workload job is rejected (its dynamic jobs replace it), as the
 burst-buffer family does. Option ``out``: a CSV of the evaluated jobs and a
-summary JSON written at the end (:mod:`iosched.locality.metrics`).
+summary JSON written at the end (:mod:`iosched.locality.metrics`), plus
+``<out>_timing.json`` (scheduler wall and CPU time, time in planning
+passes, passes, decisions, and the scheduler's wall time when the last
+evaluated job ended; s; these vary from run to run).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from __future__ import annotations
 import heapq
 import json
 import math
+import time
 
 from procset import ProcSet
 
@@ -48,7 +52,8 @@ from iosched.sched.adapter import PybatsimScheduler, state_name
 from iosched.sched.core import Scheduler
 from iosched.sched.placer import Allocation
 
-__all__ = ["Locality", "LocalityPolicy", "read_locality_job", "LOAD_WORKLOAD", "RUN_WORKLOAD"]
+__all__ = ["Locality", "LocalityPolicy", "LocalityCore", "HoldsOnly", "read_locality_job", "LOAD_WORKLOAD",
+           "RUN_WORKLOAD"]
 
 #: Workload names of the dynamic jobs: loads and compute phases.
 #: Workload of the dynamic jobs: the project's convention
@@ -119,6 +124,8 @@ class LocalityPolicy:
         self.index: dict = {}     # resource id -> (node index, core index)
         self.rids: list = []      # node index -> list of resource ids by core index
         self.hist_done = False
+        self.plan_wall = self.plan_cpu = 0.0   # time in planning passes (s, wall and CPU)
+        self.passes = 0
         self.cache_rule, self.bandwidth, self.clock = "artifact", 0.1, (lambda: 0.0)
         self.ends: list = []      # heap of (planned end = start + walltime, job id)
 
@@ -172,6 +179,11 @@ class LocalityPolicy:
             node.resort()
             heapq.heappush(self.ends, (t + 1, jid))
 
+    def _timed(self, w0: float, c0: float) -> None:
+        self.plan_wall += time.perf_counter() - w0
+        self.plan_cpu += time.process_time() - c0
+        self.passes += 1
+
     def schedule(self, s, now: float) -> None:
         """One pass at ``now`` (s): history jobs on their nodes (first pass),
         jobs planned at this second start, then a full re-plan if a job
@@ -199,15 +211,72 @@ class LocalityPolicy:
         if self.ended and len(s):
             hist = [j for j in s.queue if j.request[0].role == -2]
             rest = [j for j in s.queue if j.request[0].role != -2]
+            w0, c0 = time.perf_counter(), time.process_time()
             p.reset(t)
             p.plan([j.request[0] for j in hist + rest], t)
+            self._timed(w0, c0)
         elif new:
+            w0, c0 = time.perf_counter(), time.process_time()
             p.plan([j.request[0] for j in new], t)
+            self._timed(w0, c0)
         self.ended = False
         self._start_due(s, now, t)
         nxt = min((j.request[0].start for j in s.queue if j.request[0].start > t), default=math.inf)
         if nxt < math.inf:
             s.wake_up_at(float(nxt), now)
+
+
+class Hold:
+    """A running job's hold in :class:`HoldsOnly`: ``start``, ``end`` (s),
+    ``resources`` (ProcSet), ``tag``."""
+
+    __slots__ = ("start", "end", "resources", "tag")
+
+    def __init__(self, start: float, end: float, resources, tag=None):
+        self.start, self.end, self.resources, self.tag = start, end, resources, tag
+
+
+class HoldsOnly:
+    """What the core needs of its availability profile when the policy
+    keeps its own cores' times (the locality planner does:
+    :class:`~iosched.locality.cluster.Cluster`): the machine's
+    ``resources`` and ``pool_totals`` (job rejection), ``advance``, and
+    holds whose ``end`` the core reads (overruns, early ends). The core's
+    :class:`~iosched.sched.profile.AvailabilityProfile` merges ProcSets of
+    the whole machine at every start and end, which on the Uppmax day
+    (9,720 one-core resources, each job's cores scattered) took about 85 %
+    of the scheduler's time; no decision of this policy reads it. A core
+    used twice is still refused, by :meth:`Cluster.start
+    <iosched.locality.cluster.Cluster.start>`."""
+
+    def __init__(self, resources, pool_totals: dict, now: float):
+        self.resources, self.pool_totals, self.now = resources, dict(pool_totals), now
+
+    def advance(self, now: float) -> None:
+        self.now = max(self.now, now)
+
+    def reserve(self, start: float, end: float, resources, pools=None, tag=None) -> Hold:
+        return Hold(start, end, resources, tag)
+
+    def release(self, hold: Hold, at=None) -> None:
+        """The holder ended at ``at`` (default now): its hold ends there
+        (unless it already ended), as ``AvailabilityProfile.release``."""
+        a = max(self.now if at is None else at, self.now, hold.start)
+        if a < hold.end:
+            hold.end = a
+
+    def remove(self, hold: Hold) -> None:
+        """Nothing is held beyond the ``Hold`` itself."""
+
+
+class LocalityCore(Scheduler):
+    """The shared core with :class:`HoldsOnly` in place of its
+    availability profile (built at SIMULATION_BEGINS as usual, then
+    replaced)."""
+
+    def begin(self, machine, now: float) -> None:
+        super().begin(machine, now)
+        self.profile = HoldsOnly(self.profile.resources, self.profile.pool_totals, now)
 
 
 #: The options the scheduler reads (``iosched.sched.options``): name -> meaning.
@@ -253,7 +322,9 @@ class Locality(PybatsimScheduler):
         self.t_start: dict = {}      # static id -> start time (s)
         self.pending: list = []      # heap of (time, static id): compute phases waiting for a load
         self._notified = False
-        return Scheduler(self.pol, order=file_order, read_job=read_locality_job, name="Locality")
+        self._t0 = time.perf_counter()
+        self._last_eval_wall = None  # scheduler wall time (s) when the last evaluated job so far ended
+        return LocalityCore(self.pol, order=file_order, read_job=read_locality_job, name="Locality")
 
     def accepts(self, batsim_job) -> bool:
         """Our own dynamic jobs are not workload jobs."""
@@ -312,6 +383,8 @@ class Locality(PybatsimScheduler):
             return None
         lj.start = self.t_start[sid]
         lj.end = now
+        if lj.role == 1:
+            self._last_eval_wall = time.perf_counter() - self._t0
         return sid
 
     def after_pass(self, now: float) -> None:
@@ -333,3 +406,13 @@ class Locality(PybatsimScheduler):
             if ev:
                 with open(f"{self.out}_summary.json", "w") as f:
                     json.dump(summarize(ev, self.policy_name, self.pol.bandwidth), f, indent=1, sort_keys=True)
+            # run times (not part of the results: they vary from run to run)
+            pol = self.pol
+            with open(f"{self.out}_timing.json", "w") as f:
+                json.dump({"scheduler_wall_s": round(time.perf_counter() - self._t0, 1),
+                           "scheduler_cpu_s": round(time.process_time(), 1),
+                           "planning_wall_s": round(pol.plan_wall, 1), "planning_cpu_s": round(pol.plan_cpu, 1),
+                           "passes": pol.passes,
+                           "decisions": pol.planner.decisions if pol.planner is not None else 0,
+                           "wall_at_last_evaluated_end_s": None if self._last_eval_wall is None
+                           else round(self._last_eval_wall, 1)}, f, indent=1, sort_keys=True)
