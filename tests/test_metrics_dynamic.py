@@ -173,6 +173,13 @@ def test_ambiguous_or_short_runs_are_input_errors(tmp_path):
     rows = [row("1", "w0", 0, state="REJECTED", nb=3), row("1", "bb", 5, 5, 10, "0 4")]
     with pytest.raises(InputError, match="fewer than the 3 compute nodes"):
         jobs_from_rows(rows)
+    # a run killed at its walltime before a phase on all its nodes started (a
+    # locality job killed during its one-core load) keeps what it held
+    rows = [row("1", "w0", 0, state="REJECTED", nb=3),
+            row("1", "bb", 5, 5, 10, "4", state="COMPLETED_WALLTIME_REACHED")]
+    jobs = jobs_from_rows(rows)
+    assert list(jobs["allocated_resources"]) == ["4"]
+    assert list(jobs["final_state"]) == ["COMPLETED_WALLTIME_REACHED"]
 
 
 def test_model_merge_job_rows_is_the_same_merge(bb_dir):

@@ -51,7 +51,7 @@ import pandas as pd
 from procset import ProcSet
 
 from iosched.batsim.dynamic import PHASE_SEPARATOR, RUN_WORKLOAD, STATIC_WORKLOAD, phase_index
-from iosched.batsim.jobs import REJECTED
+from iosched.batsim.jobs import COMPLETED_SUCCESSFULLY, REJECTED
 from iosched.batsim.outputs import JOBS_COLUMNS, check_not_torn
 from iosched.errors import InputError
 from iosched.run.record import RECORD_FILE
@@ -256,7 +256,7 @@ def merge_runs(jobs: pd.DataFrame, run_workload: str = RUN_WORKLOAD) -> pd.DataF
     run's ``success``, ``final_state``, ``starting_time``,
     ``execution_time``, ``finish_time``, ``consumed_energy``; the run's
     ``allocated_resources`` restricted to its compute nodes, i.e. its n
-    lowest ids, n = the static row's ``requested_number_of_resources``
+    lowest ids (all of them when an unsuccessful run held fewer), n = the static row's ``requested_number_of_resources``
     (Batsim numbers compute hosts before storage hosts); ``waiting_time`` = b - s and
     ``turnaround_time`` = c - s (s), ``stretch`` = turnaround /
     execution_time (NaN when the execution time is 0) recomputed.  The run
@@ -271,7 +271,9 @@ def merge_runs(jobs: pd.DataFrame, run_workload: str = RUN_WORKLOAD) -> pd.DataF
     Raises :class:`~iosched.errors.InputError` when a job id is REJECTED in
     several workloads or run several times (the pair is ambiguous), when n
     is not a positive integer, or when a started run's allocation is
-    malformed or holds fewer than n resources.
+    malformed, or when a run that completed successfully holds fewer than n
+    resources (a run killed at its walltime or failed before a phase on all
+    its nodes started keeps the resources its started phases held).
     """
     if not {"job_id", "workload_name", "final_state"} <= set(jobs.columns) or not len(jobs):
         return jobs
@@ -330,6 +332,11 @@ def merge_runs(jobs: pd.DataFrame, run_workload: str = RUN_WORKLOAD) -> pd.DataF
                              f"not a positive integer: {jobs['requested_number_of_resources'].iloc[s]!r}")
         n = int(n)
         ps = parse_allocation(alloc, where, ids[s])
+        if len(ps) < n and state != COMPLETED_SUCCESSFULLY:
+            # killed or failed before a phase on all its nodes started (e.g. a
+            # locality job killed during its one-core load): what it held
+            allocs.append(str(ps))
+            continue
         if len(ps) < n:
             raise InputError(f"{where}: column allocated_resources, job {ids[s]!r}: "
                              f"its {run_workload!r} run holds {len(ps)} resources "
