@@ -119,6 +119,7 @@ from iosched.errors import InputError
 
 __all__ = [
     "cluster_xml",
+    "pfs_zone_lines",
     "dragonfly96_xml",
     "DRAGONFLY96_STORAGE_NODES",
     "DRAGONFLY_ROUTINGS",
@@ -197,6 +198,31 @@ def _lat(value, field):
 _CLUSTER_RESERVED_NAMES = ("AS0", "cluster", "master", "master_host0", "pfs_zone", "pfs")
 
 
+def pfs_zone_lines(speed: str = "1Gf", loopback_bw: str = "1PBps", indent: str = "    ") -> list[str]:
+    """Lines of the zone ``pfs_zone`` (Full routing) holding the storage host
+    ``pfs`` (``role=storage``, speed ``speed``: a SimGrid string such as
+    ``"1Gf"``) and its explicit ``pfs`` -> ``pfs`` loopback link
+    ``pfs_loopback`` (``loopback_bw``, a SimGrid bandwidth string such as
+    ``"10GBps"``; 0 s; FATPIPE). SimGrid 3.32 crashes on a host-to-self route
+    in a Full zone that declares no route at all, and Batsim's PFS profiles
+    need that route. The lines are indented by ``indent`` (the caller's zone
+    level); the caller routes to the zone (gateway ``pfs``). Returns a list
+    of ``str`` without newlines; raises nothing (the strings are not
+    checked: the callers build them)."""
+    i2, i3 = indent * 2, indent * 3
+    return [
+        f'{indent}<zone id="pfs_zone" routing="Full">',
+        f'{i2}<host id="pfs" speed="{speed}">',
+        f'{i3}<prop id="role" value="storage" />',
+        f"{i2}</host>",
+        f'{i2}<link id="pfs_loopback" bandwidth="{loopback_bw}" latency="0s" sharing_policy="FATPIPE" />',
+        f'{i2}<route src="pfs" dst="pfs">',
+        f'{i3}<link_ctn id="pfs_loopback" />',
+        f"{i2}</route>",
+        f"{indent}</zone>",
+    ]
+
+
 def cluster_xml(
     nb_nodes,
     speed="1Gf",
@@ -273,17 +299,7 @@ def cluster_xml(
         "    </cluster>",
     ]
     if pfs is not None:
-        lines += [
-            '    <zone id="pfs_zone" routing="Full">',
-            f'        <host id="pfs" speed="{speed_s}">',
-            '            <prop id="role" value="storage" />',
-            "        </host>",
-            f'        <link id="pfs_loopback" bandwidth="{pfs_bw_s}" latency="0s" sharing_policy="FATPIPE" />',
-            '        <route src="pfs" dst="pfs">',
-            '            <link_ctn id="pfs_loopback" />',
-            "        </route>",
-            "    </zone>",
-        ]
+        lines += pfs_zone_lines(speed_s, pfs_bw_s)
     lines.append('    <link id="backbone" bandwidth="1.25GBps" latency="500us" />')
     if pfs is not None:
         lines.append(f'    <link id="pfs_link" bandwidth="{pfs_bw_s}" latency="{pfs_lat_s}" />')

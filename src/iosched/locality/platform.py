@@ -25,6 +25,7 @@ import argparse
 import sys
 
 from iosched.errors import InputError
+from iosched.platforms import pfs_zone_lines
 
 __all__ = ["locality_xml", "IO_MODELS"]
 
@@ -71,13 +72,7 @@ def locality_xml(nodes: int = 486, cores: int = 20, bandwidth: float = 0.1e9, me
             'bw="125MBps" lat="50us" bb_bw="2.25GBps" bb_lat="500us">',
             '        <prop id="role" value="master" />',
             "    </cluster>",
-            '    <zone id="pfs_zone" routing="Full">',
-            '        <host id="pfs" speed="1Gf">',
-            '            <prop id="role" value="storage" />',
-            "        </host>",
-            f'        <link id="pfs_loopback" bandwidth="{big}" latency="0s" sharing_policy="FATPIPE" />',
-            '        <route src="pfs" dst="pfs"><link_ctn id="pfs_loopback" /></route>',
-            "    </zone>",
+            *pfs_zone_lines("1Gf", big),
             f'    <link id="pfs_link" bandwidth="{pfs_bw}" latency="0s" sharing_policy="{pfs_policy}" />',
             '    <link id="backbone" bandwidth="1.25GBps" latency="500us" />',
             '    <zoneRoute src="master" dst="pfs_zone" gw_src="master_hostmaster_router" gw_dst="pfs">'

@@ -56,7 +56,7 @@ import numpy as np
 from iosched.api import simulate
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError
-from iosched.platforms import _FOOTER, _HEADER
+from iosched.platforms import _FOOTER, _HEADER, pfs_zone_lines
 
 __all__ = ["GIB", "NODE_BW", "PFS_BW", "WALLTIME", "SLEEP", "platform_xml", "workload",
            "workload1", "workload2", "measure_curve", "pretrain_samples"]
@@ -107,15 +107,7 @@ def platform_xml(nb_nodes: int = 15, node_bw: float = NODE_BW, pfs_bw: float = P
               '        bw="1.25GBps" lat="50us" bb_bw="1.25GBps" bb_lat="50us">',
               '        <prop id="role" value="master" />',
               "    </cluster>",
-              '    <zone id="pfs_zone" routing="Full">',
-              '        <host id="pfs" speed="1Gf">',
-              '            <prop id="role" value="storage" />',
-              "        </host>",
-              f'        <link id="pfs_loopback" bandwidth="{pfs_bw:.1f}Bps" latency="0s" sharing_policy="FATPIPE" />',
-              '        <route src="pfs" dst="pfs">',
-              '            <link_ctn id="pfs_loopback" />',
-              "        </route>",
-              "    </zone>",
+              *pfs_zone_lines("1Gf", f"{pfs_bw:.1f}Bps"),
               '    <link id="backbone" bandwidth="1.25GBps" latency="500us" />',
               f'    <link id="pfs_link" bandwidth="{pfs_bw:.1f}Bps" latency="100us" />']
     gw_master = "master_hostmaster_router"
