@@ -11,6 +11,7 @@ from iosched.locality.metrics import summarize
 from iosched.locality.planner import POLICIES, LJob, Planner
 from iosched.locality.replay import history_order, replay
 from iosched.locality.workload import from_swf, read_artifact, to_batsim
+from iosched.schedulers.locality import second
 
 
 def J(i, sub, delay, wall, cores, f, size, role=1):
@@ -527,3 +528,54 @@ def test_holds_only_profile_release_and_overrun_semantics():
     p.release(h2, at=30.0)        # already over (an overrun): unchanged
     assert h2.end == 20.0
     assert len(p.resources) == 10 and p.pool_totals == {}
+
+
+def _engine_vs_loop_jobs(seed):
+    """A small day with every role: history jobs running at day 0 on their
+    node, queued jobs, warm-up and evaluated jobs sharing files (loads and
+    waits for loads ending in the same second as other jobs), walltime kills."""
+    rnd = random.Random(seed)
+    day0 = 100
+    size = {1: 4.0, 2: 8.0, 3: 8.0, 4: 4.0}   # GB: loads of 4 and 8 s at 1 GB/s
+    jobs = [J(0, day0, 3, 5, 1, 0, 0, 0)]
+    for i in (1, 2, 3):   # history: started before day 0 on node (i - 1)
+        jb = J(i, 10, rnd.randint(60, 200), 400, rnd.choice([1, 2, 4]), i, size[i], -2)
+        jb.hist_start, jb.hist_node = 50 + i, i
+        jobs.append(jb)
+    for i in range(4, 8):
+        f = rnd.randint(1, 4)
+        jobs.append(J(i, 20 + i, rnd.randint(5, 80), 300, rnd.choice([1, 2, 4]), f, size[f], -1))
+    for i in range(8, 40):
+        delay, f = rnd.randint(5, 80), rnd.randint(1, 4)
+        jobs.append(J(i, day0 + rnd.randint(0, 250), delay, rnd.choice([delay + 30, delay + 2, 300]),
+                      rnd.choice([1, 1, 2, 4]), f, size[f], 1))
+    jobs.sort(key=lambda j: j.subtime)
+    for k, j in enumerate(jobs):
+        j.seq = k
+    return jobs
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "lea", "fcfs-bf"])
+def test_engine_schedule_equals_the_artifact_loop(tmp_path, policy):
+    """The same scheduler on the embedded engine (SimGrid transfers, job
+    ends of one second reported in several messages, history jobs arriving
+    after the pass at SIMULATION_BEGINS) gives the artifact loop's schedule:
+    same node, start and end second, transfer and wait of every job."""
+    import copy
+    import csv
+
+    from iosched.api import simulate
+    from iosched.locality.platform import locality_xml
+
+    jobs = _engine_vs_loop_jobs(11)
+    loop = replay(copy.deepcopy(jobs), Planner(Cluster(3, 4, 1.0, 128), policy), until_evaluated=False)
+    want = {f"w0!{j.id}": (j.node.index, j.start, j.end, j.transfer, j.waiting)
+            for j in loop["jobs"] if j.role == 1}
+    (tmp_path / "p.xml").write_text(locality_xml(3, 4, 1e9, 128e9, "paper"))
+    to_batsim(jobs, tmp_path / "w.json", nb_res=12)
+    simulate(tmp_path / "p.xml", tmp_path / "w.json", f"loc-{policy}", {"out": str(tmp_path / "r"), "bandwidth": 1e9},
+             output_dir=tmp_path / "o")
+    got = {r["id"]: (int(r["node"]), second(float(r["start"])), second(float(r["end"])), int(r["transfer"]),
+                     int(r["waiting"])) for r in csv.DictReader(open(tmp_path / "r_jobs.csv"))}
+    assert len(want) == 32 and any(v[3] == 0 and v[4] > 0 for v in want.values())   # waits for a load happen
+    assert got == want

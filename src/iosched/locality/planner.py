@@ -55,12 +55,12 @@ class LJob:
     day), ``hist_start``/``hist_node`` (history jobs). Planning state:
     ``start`` (-1 unplanned), ``node`` (a :class:`~iosched.locality.cluster.Node`),
     ``cores_used``, ``planned_load``. Run results: ``transfer``, ``waiting``
-    (s), ``end``.
+    (s), ``end``; ``expected_end`` (s, the second the model ends it: engine runs).
     """
 
     __slots__ = ("id", "subtime", "delay", "walltime", "cores", "file", "size", "role",
                  "hist_start", "hist_node", "start", "node", "cores_used", "planned_load",
-                 "transfer", "waiting", "end", "seq", "batsim")
+                 "transfer", "waiting", "end", "seq", "batsim", "expected_end")
 
     def __init__(self, id, subtime, delay, walltime, cores, file, size, role=1,
                  hist_start=-1, hist_node=-1, seq=0):
@@ -71,6 +71,7 @@ class LJob:
         self.transfer = self.waiting = 0
         self.end = None
         self.batsim = None
+        self.expected_end = None
 
 
 class Planner:

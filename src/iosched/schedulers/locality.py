@@ -63,6 +63,21 @@ LOAD_WORKLOAD = RUN_WORKLOAD
 #: Phase indices of a job's dynamic jobs.
 LOAD_PHASE, COMPUTE_PHASE = 0, 1
 GB = 1e9
+#: How long (s) a pass waits for the ends the model expects in its second
+#: (:meth:`LocalityPolicy._ends_pending`).
+END_WINDOW = 0.01
+#: Engine times within this many seconds below a whole second count as
+#: that second (:func:`second`).
+TIME_TOLERANCE = 1e-3
+
+
+def second(now: float) -> int:
+    """The artifact's integer clock for the engine time ``now`` (s): ``now``
+    rounded down, counting a time up to :data:`TIME_TOLERANCE` below a whole
+    second as that second (SimGrid ends a load of ``size / bandwidth`` s a
+    few microseconds early or late; the artifact's loads take exactly that
+    many whole seconds)."""
+    return int(math.floor(now + TIME_TOLERANCE))
 
 
 def read_locality_job(batsim_job) -> tuple:
@@ -123,18 +138,42 @@ class LocalityPolicy:
         self.version = 0
         self.index: dict = {}     # resource id -> (node index, core index)
         self.rids: list = []      # node index -> list of resource ids by core index
-        self.hist_done = False
+        self.hist_q: list = []    # waiting history jobs (core jobs), in history order
         self.plan_wall = self.plan_cpu = 0.0   # time in planning passes (s, wall and CPU)
         self.passes = 0
         self.cache_rule, self.bandwidth, self.clock = "artifact", 0.1, (lambda: 0.0)
         self.ends: list = []      # heap of (planned end = start + walltime, job id)
+        self.expect: dict = {}    # second -> running jobs the model expects to end then
 
     def on_job_end(self, s, running, early) -> None:
         """A job ended: its cores and file leave the cluster model."""
         lj = running.job.request[0]
-        t = int(math.floor(self.clock() + 1e-6))
+        t = second(self.clock())
         self.planner.c.end(lj.node, lj.cores_used, lj.file, t)
         self.ended = True
+        self._expected(lj.expected_end, -1)
+
+    def _expected(self, second: int, n: int) -> None:
+        left = self.expect.get(second, 0) + n
+        if left:
+            self.expect[second] = left
+        else:
+            self.expect.pop(second, None)
+
+    def _ends_pending(self, s, now: float, t: int) -> bool:
+        """Whether a job the model expects to end in second ``t`` has not
+        been reported yet while ``now`` is within :data:`END_WINDOW` of
+        ``t``: the artifact ends every job of a second before it starts or
+        plans any (``main.c``), while the engine reports the ends of one
+        second in several messages, microseconds apart (SimGrid's
+        transfer times are not exact). The pass then waits for them, at most
+        until ``t + END_WINDOW`` (a REQUESTED_CALL), where it runs anyway (a
+        job slowed by contention under ``shared-pfs`` ends later than the
+        model expects)."""
+        if self.expect.get(t, 0) <= 0 or now >= t + END_WINDOW - 1e-9:
+            return False
+        s.wake_up_at(t + END_WINDOW, now)
+        return True
 
     def _build(self, s):
         nodes = s.machine.nodes
@@ -145,9 +184,20 @@ class LocalityPolicy:
         mem = nodes[0].memory / GB if nodes[0].memory else 128.0
         self.planner = self.make_planner(Cluster(len(nodes), m, self.bandwidth, mem, cache_rule=self.cache_rule))
 
+    def _in_order(self, s) -> list:
+        """The waiting jobs in the artifact's queue order: the history jobs
+        not started yet in :func:`~iosched.locality.replay.history_order`,
+        then the others in file order (the core's queue order)."""
+        q = s.queue
+        if not self.hist_q:
+            return q
+        waiting = {j.id for j in q if j.request[0].role == -2}
+        self.hist_q = [j for j in self.hist_q if j.id in waiting]
+        return self.hist_q + [j for j in q if j.request[0].role != -2]
+
     def _start_due(self, s, now, t) -> None:
         c = self.planner.c
-        for j in s.queue:
+        for j in self._in_order(s):
             lj = j.request[0]
             if lj.start == t:
                 if any(lj.node.running_end[k] is not None for k in lj.cores_used):
@@ -156,6 +206,9 @@ class LocalityPolicy:
                     continue
                 res = [self.rids[lj.node.index][k] for k in lj.cores_used]
                 lj.transfer, lj.waiting = c.start(lj.node, lj.cores_used, lj.file, lj.size, t, t + lj.walltime)
+                over = lj.waiting if lj.transfer == 0 else lj.transfer
+                lj.expected_end = t + min(lj.delay + over, lj.walltime)   # the artifact's end (replay)
+                self._expected(lj.expected_end, 1)
                 s.start(j, now, Allocation(ProcSet(*res)))
                 heapq.heappush(self.ends, (t + lj.walltime, j.id))
 
@@ -191,13 +244,20 @@ class LocalityPolicy:
         if self.planner is None:
             self._build(s)
         p, c = self.planner, self.planner.c
-        t = int(math.floor(now + 1e-6))
+        t = second(now)
+        if self._ends_pending(s, now, t):
+            return
         new = [j for j in s.queue if j.id not in self.seen]
         for j in new:
             self.seen.add(j.id)
-        if not self.hist_done:
-            self.hist_done = True
-            for lj in history_order([j.request[0] for j in new if j.request[0].role == -2]):
+        hist_new = [j.request[0] for j in new if j.request[0].role == -2]
+        if hist_new:
+            # history jobs (submitted at day 0) start on their historical node, in the
+            # artifact's order; the pass at SIMULATION_BEGINS (t = 0) has no job yet
+            by_id = {j.id: j for j in new}
+            ordered = history_order(hist_new)
+            self.hist_q += [by_id[lj.id] for lj in ordered]
+            for lj in ordered:
                 since = t - lj.hist_start
                 lj.delay = max(1, lj.delay - since)
                 lj.walltime = max(1, lj.walltime - since)
@@ -209,11 +269,9 @@ class LocalityPolicy:
         self._hold_overruns(s, t)
         self._start_due(s, now, t)
         if self.ended and len(s):
-            hist = [j for j in s.queue if j.request[0].role == -2]
-            rest = [j for j in s.queue if j.request[0].role != -2]
             w0, c0 = time.perf_counter(), time.process_time()
             p.reset(t)
-            p.plan([j.request[0] for j in hist + rest], t)
+            p.plan([j.request[0] for j in self._in_order(s)], t)
             self._timed(w0, c0)
         elif new:
             w0, c0 = time.perf_counter(), time.process_time()
