@@ -579,3 +579,31 @@ def test_engine_schedule_equals_the_artifact_loop(tmp_path, policy):
                      int(r["waiting"])) for r in csv.DictReader(open(tmp_path / "r_jobs.csv"))}
     assert len(want) == 32 and any(v[3] == 0 and v[4] > 0 for v in want.values())   # waits for a load happen
     assert got == want
+
+
+def test_shipped_uppmax_platform_is_the_generators_default():
+    """``platforms/locality_uppmax.xml`` is ``locality_xml()``: 486 nodes x 20
+    cores, 128 GB, 0.1 GB/s per core, ``paper`` model."""
+    from iosched.locality.platform import locality_xml
+    from iosched.sched.registry import REPO_ROOT
+
+    assert (REPO_ROOT / "platforms" / "locality_uppmax.xml").read_text() == locality_xml()
+
+
+def test_engine_runs_agreement_table_and_bad_option(tmp_path, capsys):
+    from iosched.locality.engine_runs import engine_table, main as engine_main, same_as_loop
+
+    head = "id,subtime,start,end,cores,node,transfer,waiting,stretch\n"
+    (tmp_path / "loop.csv").write_text(head + "1,0,10,20,1,3,4,0,1.0\n2,0,10,30,1,3,0,4,1.0\n3,0,10,30,1,4,0,0,1.0\n")
+    # job 1 as the loop (times a few us off), job 2 on another node, job 3 missing
+    (tmp_path / "eng.csv").write_text(head + "w0!1,0,9.99999,20.00002,1,3,4,0,1.0\nw0!2,0,10.0,30.0,1,5,0,4,1.0\n")
+    assert same_as_loop(tmp_path / "eng.csv", tmp_path / "loop.csv") == "1/3"
+    assert same_as_loop(tmp_path / "eng.csv", tmp_path / "none.csv") == ""
+    row = {"io_model": "paper", "policy": "fcfs", "jobs": 3, "mean_stretch": 1.5, "max_stretch": 2.0,
+           "mean_bounded_stretch": 1.5, "max_bounded_stretch": 2.0, "reuses": 1, "total_waiting_for_load_s": 4,
+           "total_transfer_s": 4, "mean_queue_s": 0.0, "makespan_s": 30, "same_as_loop": "1/3"}
+    engine_table([row], tmp_path / "t")
+    assert "| paper | fcfs | 3 | 1.5000 |" in (tmp_path / "t.md").read_text()
+    assert engine_main(["--models", "paper,bogus", "--work", str(tmp_path / "w")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--models" in err[0] and "bogus" in err[0]
