@@ -3,23 +3,25 @@ the agreement with the artifact loop, and the run times.
 
 ``python -m iosched.locality.engine_runs [--models paper,shared-pfs]
 [--policies fcfs,lea,...] [--work DIR] [--results results/locality]
-[--bench results/bench] [--pfs-bandwidth 10e9]`` runs every (model,
+[--bench results/bench] [--pfs-bandwidth 10e9[,1e9...]]`` runs every (model,
 policy) on the embedded engine (``iosched run`` with the ``loc-<policy>``
 scheduler, ``--cpu none``) over the whole Uppmax day
 (:func:`~iosched.locality.workload.read_artifact` then
 :func:`~iosched.locality.workload.to_batsim`: 21,819 jobs, run until the last
 one ends) on :func:`~iosched.locality.platform.locality_xml` (486 x 20
 cores, 0.1 GB/s per core; ``shared-pfs`` adds one shared link of
-``--pfs-bandwidth`` bytes/s). A run whose outputs are in ``--work`` already
-is not run again (the command is resumable). Then it writes:
+``--pfs-bandwidth`` bytes/s, one run per bandwidth given, labelled
+``shared-pfs-<GB/s>GBps``). A run whose outputs are in ``--work`` already
+is not run again (the command is resumable; ``--collect`` runs nothing and
+tabulates the runs already there). Then it writes:
 
-* ``<results>/uppmax_engine.{csv,md}``: one row per (model, policy), the
+* ``<results>/uppmax_engine.{csv,md}``: one row per (model label, policy), the
   metrics of the 1,511 evaluated jobs (:func:`iosched.locality.metrics.summarize`)
   and, for ``paper``, ``same_as_loop``: how many evaluated jobs have the
   artifact loop's node, start and end second, transfer and wait
   (``<results>/jobs_<policy>.csv``, written by
   :mod:`iosched.locality.reproduce`), out of how many;
-* ``<results>/engine_jobs_<model>_<policy>.csv``: the evaluated jobs of each run;
+* ``<results>/engine_jobs_<label>_<policy>.csv``: the evaluated jobs of each run;
 * ``<bench>/locality_engine_day.json``: per run the wall time (s), the CPU
   time of the engine and scheduler processes together (s,
   ``RUSAGE_CHILDREN``), the scheduler's own timing (``<out>_timing.json``:
@@ -59,8 +61,10 @@ TABLE_COLUMNS = ["io_model", *COLUMNS, "same_as_loop"]
 
 
 def run_one(work: Path, model: str, policy: str, platform: Path, workload: Path) -> dict:
-    """Run ``policy`` under ``model`` on the engine unless ``work`` holds
+    """Run ``policy`` on ``platform`` on the engine unless ``work`` holds
     its outputs; return its timing record.
+
+    :param model: the run's label (``paper``, ``shared-pfs-10GBps``...).
 
     Files in ``work``: ``<model>_<policy>_{jobs.csv,summary.json,timing.json}``
     (the scheduler's ``out`` option) and ``<model>_<policy>_run.json`` (wall
@@ -128,7 +132,9 @@ def main(argv=None) -> int:
                     help="run outputs (resumable)")
     ap.add_argument("--results", default="results/locality")
     ap.add_argument("--bench", default="results/bench")
-    ap.add_argument("--pfs-bandwidth", type=float, default=10e9, help="bytes/s (shared-pfs)")
+    ap.add_argument("--pfs-bandwidth", default="10e9", help="bytes/s (shared-pfs), comma-separated")
+    ap.add_argument("--collect", action="store_true",
+                    help="run nothing: tables of the runs already in --work, skipping the others")
     a = ap.parse_args(argv)
     try:
         models = [m for m in a.models.split(",") if m]
@@ -139,6 +145,14 @@ def main(argv=None) -> int:
         for p in policies:
             if p not in POLICIES:
                 raise InputError(f"--policies: {p!r} is unknown; expected {', '.join(POLICIES)}")
+        try:
+            bws = [float(b) for b in a.pfs_bandwidth.split(",") if b]
+        except ValueError:
+            raise InputError(f"--pfs-bandwidth: {a.pfs_bandwidth!r} is not a list of numbers (bytes/s)") from None
+        if not bws or not all(0 < b < float("inf") for b in bws):
+            raise InputError(f"--pfs-bandwidth: {a.pfs_bandwidth!r} must be positive numbers (bytes/s)")
+        setups = [(m, "paper", None) if m == "paper" else (m, f"{m}-{b / 1e9:g}GBps", b)
+                  for m in models for b in ([None] if m == "paper" else bws)]
         work, results = Path(a.work), Path(a.results)
         work.mkdir(parents=True, exist_ok=True)
         results.mkdir(parents=True, exist_ok=True)
@@ -146,26 +160,28 @@ def main(argv=None) -> int:
         if not workload.exists():
             to_batsim(read_artifact(a.workload), workload, 9720)
         runs, rows = [], []
-        for m in models:
-            platform = work / f"platform_{m}.xml"
-            platform.write_text(locality_xml(io_model=m, pfs_bandwidth=a.pfs_bandwidth))
+        for m, label, bw in setups:
+            platform = work / f"platform_{label}.xml"
+            platform.write_text(locality_xml(io_model=m, pfs_bandwidth=bw or 10e9))
             for p in policies:
-                print(f"locality engine day: {m} {p}...", file=sys.stderr, flush=True)
-                rec = run_one(work, m, p, platform, workload)
-                stem = work / f"{m}_{p}"
+                stem = work / f"{label}_{p}"
+                if a.collect and not Path(f"{stem}_run.json").exists():
+                    continue
+                print(f"locality engine day: {label} {p}...", file=sys.stderr, flush=True)
+                rec = run_one(work, label, p, platform, workload)
                 timing = json.loads(Path(f"{stem}_timing.json").read_text())
                 rec.update({k: timing[k] for k in ("scheduler_cpu_s", "planning_cpu_s", "passes", "decisions")})
                 runs.append(rec)
                 row = json.loads(Path(f"{stem}_summary.json").read_text())
-                row["io_model"] = m
-                shutil.copyfile(f"{stem}_jobs.csv", results / f"engine_jobs_{m}_{p}.csv")
+                row["io_model"] = label
+                shutil.copyfile(f"{stem}_jobs.csv", results / f"engine_jobs_{label}_{p}.csv")
                 row["same_as_loop"] = same_as_loop(Path(f"{stem}_jobs.csv"), results / f"jobs_{p}.csv") \
                     if m == "paper" else ""
                 rows.append(row)
         engine_table(rows, results / "uppmax_engine")
         write_result({"benchmark": "locality_uppmax_engine_whole_day",
                       "command": "python -m iosched.locality.engine_runs " + " ".join(argv or sys.argv[1:]),
-                      "pfs_bandwidth_Bps": a.pfs_bandwidth, "runs": runs},
+                      "runs": runs},
                      Path(a.bench) / "locality_engine_day.json")
     except (InputError, RunError, OSError, KeyError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)

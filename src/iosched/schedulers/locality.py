@@ -14,17 +14,20 @@ A workload job (extra fields ``file``, ``file_size`` in bytes, ``role``,
 :func:`iosched.locality.workload.to_batsim`) runs as dynamic jobs with
 Batsim-standard profiles (``--enable-dynamic-jobs``; no composed profile):
 
-1. if its file must be loaded on the node: ``ld!<id>``, a
+1. if its file must be loaded on the node: ``bb!<id>:0``, a
    ``parallel_homogeneous_pfs`` profile reading ``file_size`` bytes from the
    storage ``pfs`` onto the first core of its allocation (SimGrid does the
    transfer; with the ``paper`` platform it takes size/bandwidth);
-2. then ``bb!<id>``, a ``delay`` profile of its duration on all its cores,
+2. then ``bb!<id>:1``, a ``delay`` profile of its duration on all its cores,
    with the walltime left. A job whose file is being loaded on the node by
    another job starts its compute phase when that load ends (a
    CALL_ME_LATER); a job whose file is there starts it at once.
 
 The static workload job is rejected (its dynamic jobs replace it), as the
-burst-buffer family does. Option ``out``: a CSV of the evaluated jobs and a
+burst-buffer family does. The engine run keeps the artifact's integer clock
+(:func:`second`, :meth:`LocalityPolicy._ends_pending`; a platform whose
+master route has no latency, :mod:`iosched.locality.platform`), so it gives
+the artifact loop's schedule (tested in ``tests/test_locality.py``). Option ``out``: a CSV of the evaluated jobs and a
 summary JSON written at the end (:mod:`iosched.locality.metrics`), plus
 ``<out>_timing.json`` (scheduler wall and CPU time, time in planning
 passes, passes, decisions, and the scheduler's wall time when the last
