@@ -73,7 +73,7 @@ from iosched.sched.timeline import procset_of_ids
 __all__ = [
     "MB", "GB", "KIB", "CPU_SPEED", "TARGET_PHASE_FLOPS", "MAX_COMPUTE_PHASES",
     "CHECKPOINT_FACTOR", "DYN_WORKLOAD", "JobRequest", "RunSpec", "num_compute_phases",
-    "job_request", "build_run", "bb_held", "phase_jobs",
+    "job_request", "build_run", "bb_held", "phase_jobs", "Numbers",
 ]
 
 MB = 10 ** 6
@@ -173,6 +173,24 @@ def bb_held(bb_of: Mapping[int, int], bb: float) -> dict:
     return dict(sorted(out.items()))
 
 
+class Numbers(list):
+    """A profile's ``cpu`` vector or ``com`` matrix (a ``list``: equal to
+    the same numbers in a list, encoded by ``json`` as a list) whose
+    ``repr`` is short: ``<12100 numbers>``.
+
+    pybatsim formats every message it sends (and every profile it
+    registers) into a log string before knowing whether the log is
+    written; with dense ``m x m`` matrices that formatting cost more
+    scheduler time than the JSON encoding (issue 13, profiled on the first
+    1000 KTH jobs). Nothing else changes: the bytes sent are the same.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"<{len(self)} numbers>"
+
+
 def build_run(static_id: str, req: JobRequest, compute: Sequence[int], bb_of: Mapping[int, int],
               pfs: int, *, target: float = TARGET_PHASE_FLOPS, max_phases: int = MAX_COMPUTE_PHASES,
               checkpoint_factor: float = CHECKPOINT_FACTOR) -> RunSpec:
@@ -209,7 +227,7 @@ def build_run(static_id: str, req: JobRequest, compute: Sequence[int], bb_of: Ma
         # zeros as JSON integers: most of a dense matrix is zeros, and "0"
         # is shorter to send and cheaper to encode and decode than "0.0"
         # (the same number for Batsim and SimGrid)
-        return [0] * m, [0] * (m * m)
+        return Numbers([0] * m), Numbers([0] * (m * m))
 
     # stage-in: PFS -> each storage node, the bytes it holds for the job
     cpu, com = empty()
@@ -226,7 +244,7 @@ def build_run(static_id: str, req: JobRequest, compute: Sequence[int], bb_of: Ma
                     com[idx[c] * m + idx[d]] = req.com
     compute_only = {"type": "parallel", "cpu": cpu, "com": com}
     # compute phase + drain of the previous checkpoint (storage -> PFS)
-    cpu2, com2 = list(cpu), list(com)
+    cpu2, com2 = Numbers(cpu), Numbers(com)
     for s, b in held.items():
         com2[idx[s] * m + p] = ckpt * (b / req.bb)
     compute_drain = {"type": "parallel", "cpu": cpu2, "com": com2}

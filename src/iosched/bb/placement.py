@@ -591,7 +591,17 @@ class BurstBufferPlacer(Placer):
         return Allocation(nodes, {pool_name(s): b for s, b in bb_held(bb_of, req.bb).items()}, data=bb_of)
 
     def fit_at(self, plan, job, t: float) -> Optional[Allocation]:
+        """Nodes and burst buffers of ``job`` starting exactly at ``t`` (s)
+        on ``plan`` (a profile or a timeline), or None.
+
+        On a profile, a job that needs more nodes than are free at ``t`` is
+        refused before the scan (in O(log B), :meth:`AvailabilityProfile.free_count`):
+        the scan would refuse it on its first segment, and the backfill
+        passes of EASY ask this of most waiting jobs.
+        """
         req = job.request
+        if type(plan) is AvailabilityProfile and plan.free_count(t) < req.nodes:
+            return None
         return _scan_plan(plan, self.topology, req.nodes, req.bb, job.estimate, t, True)[1]
 
     def earliest(self, plan, job, after: float) -> tuple:
