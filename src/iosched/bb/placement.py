@@ -362,6 +362,27 @@ def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tol
     seg_mask = mask_of_seg if type(mask_of_seg) is list else [None] * S
     i = first
     while i < S:
+        # a segment that alone lacks nodes or burst-buffer slots is no start
+        # (the window would fail on it): skip it before setting up a window
+        b = bad[i]
+        if b is None:
+            mj = seg_mask[i]
+            if mj is None:
+                mj = seg_mask[i] = mask_of_seg[i]
+            b = mj.bit_count() < n
+            if not b:
+                tot = 0
+                for f, tl in zip(free_of[i], tols):
+                    tot += (f + tl) // bb
+                    if tot >= n:
+                        break
+                b = tot < n
+            bad[i] = b
+        if b:
+            if only_at:
+                break
+            i += 1
+            continue
         t = start_of[i]
         end = t + duration
         j = i
