@@ -65,7 +65,7 @@ from typing import Mapping, Sequence
 
 from procset import ProcSet
 
-from iosched.batsim.dynamic import PHASE_SEPARATOR, RUN_WORKLOAD, phase_job_id, run_job_id
+from iosched.batsim.dynamic import PHASE_SEPARATOR, RUN_WORKLOAD, phase_job_id, phase_profile_name, run_job_id
 from iosched.batsim.jobs import NO_WALLTIME, walltime_seconds
 from iosched.errors import InputError
 from iosched.sched.timeline import procset_of_ids
@@ -282,13 +282,16 @@ def phase_jobs(static_id: str, run: RunSpec) -> list:
     :param static_id: the workload job id (``"w0!12"``).
     :param run: its :class:`RunSpec` (:func:`build_run`).
     :returns: a list, in execution order, of ``(job id, profile name,
-        profile dict)``: ``("bb!12:0", "12:0", <stage-in>)``,
-        ``("bb!12:1", "12:1", <compute phase 1>)``, ... -- one per step of
+        profile dict)``: ``("bb!12:0", "12:0/5", <stage-in>)``,
+        ``("bb!12:1", "12:1/5", <compute phase 1>)``, ... -- one per step of
         ``run.sequence``; every profile is a plain ``parallel`` profile with
-        its own name.
+        its own name, which also gives the number of phases of the run
+        (:func:`iosched.batsim.dynamic.phase_profile_name`), so that the
+        metrics tell a run that ended before its last phase.
     """
     local = static_id.split("!", 1)[1]
     if PHASE_SEPARATOR in local:
         raise InputError(f"{static_id}: a job id run by phases may not contain {PHASE_SEPARATOR!r}")
-    return [(phase_job_id(static_id, k), f"{local}{PHASE_SEPARATOR}{k}", run.profiles[step])
+    n = len(run.sequence)
+    return [(phase_job_id(static_id, k), phase_profile_name(local, k, n), run.profiles[step])
             for k, step in enumerate(run.sequence)]
