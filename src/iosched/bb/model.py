@@ -31,7 +31,9 @@ it rejects ``w0!J`` (REJECT_JOB, which is how the artifact retires the
 static job) and runs the steps above one after the other, **one dynamic job
 per phase** (the default, :func:`phase_jobs`): for phase ``k`` (0, 1, ...
 in the order above) it registers (REGISTER_PROFILE, workload ``bb``) a plain
-``parallel`` profile named ``J:k``, registers (REGISTER_JOB) the job
+``parallel`` profile named ``J:k/n`` (``n`` = the run's number of phases,
+which tells the metrics a run that ended before its last phase), registers
+(REGISTER_JOB) the job
 ``bb!J:k`` with that profile, ``res`` = the number of hosts the job uses
 (its compute nodes, the storage nodes holding its burst buffers, the PFS)
 and ``walltime`` = what is left of J's walltime, and executes it
