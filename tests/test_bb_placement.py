@@ -170,6 +170,26 @@ def test_placer_fast_scan_equals_its_fit_at_every_candidate(nodes, storage, busy
         assert alloc.pools == alloc2.pools
 
 
+@pytest.mark.parametrize("nodes,storage", CHOICES[:2])
+@settings(max_examples=30, deadline=None)
+@given(busy=st.lists(request, max_size=14), req=request)
+def test_placer_fit_at_on_a_profile_equals_the_generic_fit_at(nodes, storage, busy, req):
+    """The placer's ``fit_at`` on a profile (which refuses a job that needs
+    more nodes than are free before its scan) gives the generic answer
+    (``fit`` on the window at ``t``) at every breakpoint of the profile."""
+    placer = _placer(nodes, storage)
+    prof = _profile(busy)
+    job = _Job(*req)
+    for t in sorted({100.0} | {a for a, *_ in prof.segments()}):
+        if t < 100.0:
+            continue
+        got, ref = placer.fit_at(prof, job, t), Placer.fit_at(placer, prof, job, t)
+        assert (got is None) == (ref is None)
+        if ref is not None:
+            assert list(got.resources) == list(ref.resources) and got.data == ref.data
+            assert got.pools == ref.pools
+
+
 def test_node_and_storage_choices():
     """"first" takes the first free nodes in dragonfly order and the first
     burst-buffer node of a tier with room; "consecutive" the first run of

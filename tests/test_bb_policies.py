@@ -111,15 +111,16 @@ def ends(rows):
 def max_bb_usage(rows, msgs):
     """Max over time of bytes held per storage id, from the engine's output:
     bytes staged in (PFS -> storage) by each run's registered stage-in
-    profile (phase 0, ``J:0``), held over the run's [start, finish] of
+    profile (phase 0, ``J:0/n``), held over the run's [start, finish] of
     _jobs.csv (its phases collapsed)."""
     stage_in = {}
     for m in msgs:
         if m["dir"] != "sched->engine":
             continue
         for ev in m["msg"]["events"]:
-            if ev["type"] == "REGISTER_PROFILE" and ev["data"]["profile_name"].endswith(":0"):
-                stage_in[ev["data"]["profile_name"][:-2]] = ev["data"]["profile"]
+            job, _, phase = ev["data"].get("profile_name", "").partition(":")
+            if ev["type"] == "REGISTER_PROFILE" and phase.split("/")[0] == "0":
+                stage_in[job] = ev["data"]["profile"]
     events = []
     for r in runs_of(rows):
         if not r["starting_time"] == r["starting_time"]:   # NaN: never started

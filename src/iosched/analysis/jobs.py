@@ -50,8 +50,9 @@ import numpy as np
 import pandas as pd
 from procset import ProcSet
 
-from iosched.batsim.dynamic import PHASE_SEPARATOR, RUN_WORKLOAD, STATIC_WORKLOAD, phase_index
-from iosched.batsim.jobs import COMPLETED_SUCCESSFULLY, REJECTED
+from iosched.batsim.dynamic import (PHASE_SEPARATOR, RUN_WORKLOAD, STATIC_WORKLOAD, phase_count,
+                                    phase_index)
+from iosched.batsim.jobs import COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED, REJECTED
 from iosched.batsim.outputs import JOBS_COLUMNS, check_not_torn
 from iosched.errors import InputError
 from iosched.run.record import RECORD_FILE
@@ -374,8 +375,14 @@ def collapse_phases(jobs: pd.DataFrame, run_workload: str = RUN_WORKLOAD) -> pd.
     ``execution_time`` = finish - start, ``success`` and ``final_state`` of
     its last phase (the highest index: a phase killed at the walltime is the
     last one), ``consumed_energy`` summed and ``allocated_resources`` the union
-    of the phases' allocations. Returns ``jobs`` itself when no row has a
-    phase index; ``attrs`` are kept.
+    of the phases' allocations. When the last phase completed successfully
+    but its profile name says the run had more phases
+    (:func:`~iosched.batsim.dynamic.phase_count`, ``"12:1/5"``), the
+    scheduler ran no further phase because the workload job's walltime was
+    reached (a phase that ends exactly at the walltime): the run's
+    ``final_state`` is ``COMPLETED_WALLTIME_REACHED`` and ``success`` 0, as
+    Batsim's ``_jobs.csv`` says of a job killed at its walltime. Returns
+    ``jobs`` itself when no row has a phase index; ``attrs`` are kept.
 
     :raises InputError: a phase suffix that is not an integer.
     """
@@ -402,6 +409,7 @@ def collapse_phases(jobs: pd.DataFrame, run_workload: str = RUN_WORKLOAD) -> pd.
     energy = pd.to_numeric(sub["consumed_energy"], errors="coerce").to_numpy(float) \
         if "consumed_energy" in sub else None
     allocs = sub["allocated_resources"].to_numpy() if "allocated_resources" in sub else None
+    profiles = sub["profile"].to_numpy() if "profile" in sub else None
     where = source_of(jobs)
     for b, members in groups.items():
         members.sort()
@@ -419,6 +427,12 @@ def collapse_phases(jobs: pd.DataFrame, run_workload: str = RUN_WORKLOAD) -> pd.
         for col in ("success", "final_state"):
             if col in sub:
                 rec[col] = sub[col].iat[last]
+        if profiles is not None and rec.get("final_state") == COMPLETED_SUCCESSFULLY:
+            n = phase_count(profiles[last])
+            if n is not None and members[-1][0] + 1 < n:    # phases left: the walltime ended it
+                rec["final_state"] = COMPLETED_WALLTIME_REACHED
+                if "success" in rec:
+                    rec["success"] = 0
         if energy is not None:
             rec["consumed_energy"] = float(np.nansum([energy[p] for p in poss]))
         if allocs is not None:

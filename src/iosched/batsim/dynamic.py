@@ -7,8 +7,11 @@ rejects ``w0!J`` and names its runs in the workload :data:`RUN_WORKLOAD`:
 * one run per workload job: ``bb!J`` (the embedded-only ``composed``
   encoding of the burst-buffer family);
 * one run per phase: ``bb!J:k``, ``k`` = 0, 1, ... in execution order (the
-  default; each phase has its own profile, also named ``J:k``, registered
-  once and never reused, which the real Batsim 4.2.1 requires).
+  default; each phase has its own profile, registered once and never
+  reused, which the real Batsim 4.2.1 requires, named ``J:k`` or, by
+  :func:`phase_profile_name`, ``J:k/n`` with ``n`` the number of phases of
+  the run: then the metrics can tell a run that ended before its last
+  phase, see :func:`phase_count`).
 
 The metrics merge the static row and its runs into one job (submission of
 the static job, start of the first run, end and final state of the last).
@@ -21,7 +24,8 @@ from __future__ import annotations
 from iosched.batsim.jobs import job_id, local_id
 
 __all__ = ["RUN_WORKLOAD", "STATIC_WORKLOAD", "PHASE_SEPARATOR", "run_job_id", "phase_job_id",
-           "base_local_id", "phase_index", "static_id_of"]
+           "base_local_id", "phase_index", "static_id_of", "PHASE_COUNT_SEPARATOR",
+           "phase_profile_name", "phase_count"]
 
 #: Workload name of the dynamic jobs that run workload jobs.
 RUN_WORKLOAD = "bb"
@@ -29,6 +33,9 @@ RUN_WORKLOAD = "bb"
 STATIC_WORKLOAD = "w0"
 #: Separates a workload job's local id from its phase index in a run's id.
 PHASE_SEPARATOR = ":"
+#: Separates a phase's index from its run's number of phases in the phase's
+#: profile name (``"12:3/7"``, :func:`phase_profile_name`).
+PHASE_COUNT_SEPARATOR = "/"
 
 
 def run_job_id(static_id: str, run_workload: str = RUN_WORKLOAD) -> str:
@@ -59,3 +66,24 @@ def static_id_of(run_id: str, workload: str = STATIC_WORKLOAD) -> str:
     """``"bb!12"`` or ``"bb!12:3"`` -> ``"w0!12"`` (inverse of
     :func:`run_job_id` and :func:`phase_job_id`)."""
     return job_id(workload, base_local_id(local_id(run_id)))
+
+
+def phase_profile_name(local: str, k: int, n: int) -> str:
+    """``("12", 3, 7)`` -> ``"12:3/7"``: the profile of phase ``k`` of a run
+    of ``n`` phases of workload job ``12``."""
+    return f"{local}{PHASE_SEPARATOR}{int(k)}{PHASE_COUNT_SEPARATOR}{int(n)}"
+
+
+def phase_count(profile_name) -> "int | None":
+    """The number of phases of a run, read from the profile name of one of
+    its phases (``"12:3/7"`` -> 7); None when the name does not carry it
+    (``"12:3"``, profiles of other runs, outputs written before
+    :func:`phase_profile_name`)."""
+    parts = str(profile_name).rsplit(PHASE_COUNT_SEPARATOR, 1)
+    if len(parts) != 2 or PHASE_SEPARATOR not in parts[0]:
+        return None
+    try:
+        n = int(parts[1])
+    except ValueError:
+        return None
+    return n if n >= 1 else None

@@ -31,7 +31,9 @@ it rejects ``w0!J`` (REJECT_JOB, which is how the artifact retires the
 static job) and runs the steps above one after the other, **one dynamic job
 per phase** (the default, :func:`phase_jobs`): for phase ``k`` (0, 1, ...
 in the order above) it registers (REGISTER_PROFILE, workload ``bb``) a plain
-``parallel`` profile named ``J:k``, registers (REGISTER_JOB) the job
+``parallel`` profile named ``J:k/n`` (``n`` = the run's number of phases,
+which tells the metrics a run that ended before its last phase), registers
+(REGISTER_JOB) the job
 ``bb!J:k`` with that profile, ``res`` = the number of hosts the job uses
 (its compute nodes, the storage nodes holding its burst buffers, the PFS)
 and ``walltime`` = what is left of J's walltime, and executes it
@@ -65,7 +67,7 @@ from typing import Mapping, Sequence
 
 from procset import ProcSet
 
-from iosched.batsim.dynamic import PHASE_SEPARATOR, RUN_WORKLOAD, phase_job_id, run_job_id
+from iosched.batsim.dynamic import PHASE_SEPARATOR, RUN_WORKLOAD, phase_job_id, phase_profile_name, run_job_id
 from iosched.batsim.jobs import NO_WALLTIME, walltime_seconds
 from iosched.errors import InputError
 from iosched.sched.timeline import procset_of_ids
@@ -73,7 +75,7 @@ from iosched.sched.timeline import procset_of_ids
 __all__ = [
     "MB", "GB", "KIB", "CPU_SPEED", "TARGET_PHASE_FLOPS", "MAX_COMPUTE_PHASES",
     "CHECKPOINT_FACTOR", "DYN_WORKLOAD", "JobRequest", "RunSpec", "num_compute_phases",
-    "job_request", "build_run", "bb_held", "phase_jobs",
+    "job_request", "build_run", "bb_held", "phase_jobs", "Numbers",
 ]
 
 MB = 10 ** 6
@@ -173,6 +175,36 @@ def bb_held(bb_of: Mapping[int, int], bb: float) -> dict:
     return dict(sorted(out.items()))
 
 
+class Numbers(list):
+    """A profile's ``cpu`` vector or ``com`` matrix (a ``list``: equal to
+    the same numbers in a list, encoded by ``json`` as a list) whose
+    ``repr`` is short: ``<12100 numbers>``.
+
+    pybatsim formats every message it sends (and every profile it
+    registers) into a log string before knowing whether the log is
+    written; with dense ``m x m`` matrices that formatting cost more
+    scheduler time than the JSON encoding (issue 13, profiled on the first
+    1000 KTH jobs). Nothing else changes: the bytes sent are the same.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"<{len(self)} numbers>"
+
+
+def _whole(x):
+    """``x`` as an int when it is a whole float below 2**53 (the same
+    number for Batsim and SimGrid, which read it as a double): the JSON
+    encoder writes an int about 3.5 times faster than a float
+    (``116432363`` against ``116432363.0``), and the generator's byte
+    counts are whole (issue 13: the matrices of a 1000-job run hold about
+    a million such entries)."""
+    if type(x) is float and x.is_integer() and abs(x) < 2.0 ** 53:
+        return int(x)
+    return x
+
+
 def build_run(static_id: str, req: JobRequest, compute: Sequence[int], bb_of: Mapping[int, int],
               pfs: int, *, target: float = TARGET_PHASE_FLOPS, max_phases: int = MAX_COMPUTE_PHASES,
               checkpoint_factor: float = CHECKPOINT_FACTOR) -> RunSpec:
@@ -184,8 +216,8 @@ def build_run(static_id: str, req: JobRequest, compute: Sequence[int], bb_of: Ma
     :param bb_of: compute id -> storage id holding that node's burst buffer.
     :param pfs: resource id of the PFS (a storage resource).
     :returns: a :class:`RunSpec`. Matrices are dense ``m x m`` (``m`` =
-        ``res``; zero entries are the int 0), executors in increasing
-        resource id.
+        ``res``; zero entries are the int 0, and every whole number is an
+        int: :func:`_whole`), executors in increasing resource id.
     :raises InputError: wrong number of compute nodes, a node without burst
         buffer, or the PFS among the burst-buffer nodes / compute nodes.
     """
@@ -209,36 +241,38 @@ def build_run(static_id: str, req: JobRequest, compute: Sequence[int], bb_of: Ma
         # zeros as JSON integers: most of a dense matrix is zeros, and "0"
         # is shorter to send and cheaper to encode and decode than "0.0"
         # (the same number for Batsim and SimGrid)
-        return [0] * m, [0] * (m * m)
+        return Numbers([0] * m), Numbers([0] * (m * m))
+
+    whole_com = _whole(req.com)
 
     # stage-in: PFS -> each storage node, the bytes it holds for the job
     cpu, com = empty()
     for s, b in held.items():
-        com[p * m + idx[s]] = b
+        com[p * m + idx[s]] = _whole(b)
     stage_in = {"type": "parallel", "cpu": cpu, "com": com}
     # compute phase (MPI-like traffic between the job's compute nodes)
     cpu, com = empty()
     for c in compute:
-        cpu[idx[c]] = req.flops / phases
+        cpu[idx[c]] = _whole(req.flops / phases)
         if req.com > 0:
             for d in compute:
                 if d != c:
-                    com[idx[c] * m + idx[d]] = req.com
+                    com[idx[c] * m + idx[d]] = whole_com
     compute_only = {"type": "parallel", "cpu": cpu, "com": com}
     # compute phase + drain of the previous checkpoint (storage -> PFS)
-    cpu2, com2 = list(cpu), list(com)
+    cpu2, com2 = Numbers(cpu), Numbers(com)
     for s, b in held.items():
-        com2[idx[s] * m + p] = ckpt * (b / req.bb)
+        com2[idx[s] * m + p] = _whole(ckpt * (b / req.bb))
     compute_drain = {"type": "parallel", "cpu": cpu2, "com": com2}
     # checkpoint: each compute node -> its burst-buffer node
     cpu, com = empty()
     for c in compute:
-        com[idx[c] * m + idx[bb_of[c]]] = ckpt
+        com[idx[c] * m + idx[bb_of[c]]] = _whole(ckpt)
     checkpoint = {"type": "parallel", "cpu": cpu, "com": com}
     # stage-out: each storage node -> PFS
     cpu, com = empty()
     for s, b in held.items():
-        com[idx[s] * m + p] = b
+        com[idx[s] * m + p] = _whole(b)
     stage_out = {"type": "parallel", "cpu": cpu, "com": com}
 
     local = static_id.split("!", 1)[1]
@@ -264,13 +298,16 @@ def phase_jobs(static_id: str, run: RunSpec) -> list:
     :param static_id: the workload job id (``"w0!12"``).
     :param run: its :class:`RunSpec` (:func:`build_run`).
     :returns: a list, in execution order, of ``(job id, profile name,
-        profile dict)``: ``("bb!12:0", "12:0", <stage-in>)``,
-        ``("bb!12:1", "12:1", <compute phase 1>)``, ... -- one per step of
+        profile dict)``: ``("bb!12:0", "12:0/5", <stage-in>)``,
+        ``("bb!12:1", "12:1/5", <compute phase 1>)``, ... -- one per step of
         ``run.sequence``; every profile is a plain ``parallel`` profile with
-        its own name.
+        its own name, which also gives the number of phases of the run
+        (:func:`iosched.batsim.dynamic.phase_profile_name`), so that the
+        metrics tell a run that ended before its last phase.
     """
     local = static_id.split("!", 1)[1]
     if PHASE_SEPARATOR in local:
         raise InputError(f"{static_id}: a job id run by phases may not contain {PHASE_SEPARATOR!r}")
-    return [(phase_job_id(static_id, k), f"{local}{PHASE_SEPARATOR}{k}", run.profiles[step])
+    n = len(run.sequence)
+    return [(phase_job_id(static_id, k), phase_profile_name(local, k, n), run.profiles[step])
             for k, step in enumerate(run.sequence)]

@@ -362,6 +362,27 @@ def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tol
     seg_mask = mask_of_seg if type(mask_of_seg) is list else [None] * S
     i = first
     while i < S:
+        # a segment that alone lacks nodes or burst-buffer slots is no start
+        # (the window would fail on it): skip it before setting up a window
+        b = bad[i]
+        if b is None:
+            mj = seg_mask[i]
+            if mj is None:
+                mj = seg_mask[i] = mask_of_seg[i]
+            b = mj.bit_count() < n
+            if not b:
+                tot = 0
+                for f, tl in zip(free_of[i], tols):
+                    tot += (f + tl) // bb
+                    if tot >= n:
+                        break
+                b = tot < n
+            bad[i] = b
+        if b:
+            if only_at:
+                break
+            i += 1
+            continue
         t = start_of[i]
         end = t + duration
         j = i
@@ -591,7 +612,17 @@ class BurstBufferPlacer(Placer):
         return Allocation(nodes, {pool_name(s): b for s, b in bb_held(bb_of, req.bb).items()}, data=bb_of)
 
     def fit_at(self, plan, job, t: float) -> Optional[Allocation]:
+        """Nodes and burst buffers of ``job`` starting exactly at ``t`` (s)
+        on ``plan`` (a profile or a timeline), or None.
+
+        On a profile, a job that needs more nodes than are free at ``t`` is
+        refused before the scan (in O(log B), :meth:`AvailabilityProfile.free_count`):
+        the scan would refuse it on its first segment, and the backfill
+        passes of EASY ask this of most waiting jobs.
+        """
         req = job.request
+        if type(plan) is AvailabilityProfile and plan.free_count(t) < req.nodes:
+            return None
         return _scan_plan(plan, self.topology, req.nodes, req.bb, job.estimate, t, True)[1]
 
     def earliest(self, plan, job, after: float) -> tuple:
