@@ -168,7 +168,7 @@ def main(argv=None) -> int:
                 if a.collect and not Path(f"{stem}_run.json").exists():
                     continue
                 print(f"locality engine day: {label} {p}...", file=sys.stderr, flush=True)
-                rec = run_one(work, label, p, platform, workload)
+                rec = dict(run_one(work, label, p, platform, workload), io_model=label)
                 timing = json.loads(Path(f"{stem}_timing.json").read_text())
                 rec.update({k: timing[k] for k in ("scheduler_cpu_s", "planning_cpu_s", "passes", "decisions")})
                 runs.append(rec)
