@@ -92,6 +92,11 @@ class PybatsimScheduler(BatsimScheduler):
         ignore it (default: its own id)."""
         return batsim_job.id
 
+    def completed_state(self, batsim_job, job_id) -> str:
+        """The final state the core records for ``job_id`` when
+        ``batsim_job`` completed (default: Batsim's, :func:`state_name`)."""
+        return state_name(batsim_job)
+
     def launch(self, running) -> None:
         """Run a started job (a :class:`~iosched.sched.job.RunningJob`):
         default, EXECUTE_JOB on its allocation, sent at the end of the pass."""
@@ -163,7 +168,7 @@ class PybatsimScheduler(BatsimScheduler):
         jid = self.completed_id(job)
         if jid is not None:
             self._core_event()
-            self.core.end(jid, state_name(job), self.bs.time())
+            self.core.end(jid, self.completed_state(job, jid), self.bs.time())
 
     def onJobsKilled(self, jobs):
         """JOB_KILLED: free the resources of the jobs still held."""

@@ -258,15 +258,11 @@ class Burstbuffer(PybatsimScheduler):
         self.completed[sid] = state
         return sid
 
-    def onJobCompletion(self, job):
-        """JOB_COMPLETED: as the adapter's, with the workload job's final
-        state as :meth:`completed_id` decided it (a phase that completed at
-        the walltime while phases remain ends the job as
-        ``COMPLETED_WALLTIME_REACHED``), for the core's statistics."""
-        jid = self.completed_id(job)
-        if jid is not None:
-            self._core_event()
-            self.core.end(jid, self.completed[jid], self.bs.time())
+    def completed_state(self, batsim_job, job_id) -> str:
+        """The workload job's final state as :meth:`completed_id` decided it
+        (a phase that completed at the walltime while phases remain ends the
+        job as ``COMPLETED_WALLTIME_REACHED``), for the core's statistics."""
+        return self.completed[job_id]
 
     def launch(self, running) -> None:
         """Reject the workload job (its run replaces it) and run it on the
