@@ -220,7 +220,7 @@ def test_early_rejection_gives_the_full_searchs_result(seed):
     ests = random.Random(seed).sample(range(1, 60), 14)
     jobs = [_PJ(i, e, 1 + i % 3, float(e % 7 + 1)) for i, e in enumerate(ests)]
     full = plan.artifact_order(jobs, _single_machine_cost, random.Random(seed))
-    fast = plan.artifact_order(jobs, _single_machine_cost, random.Random(seed), cost_until=_until)
+    fast = plan.artifact_order(jobs, _single_machine_cost, random.Random(seed), cost_until=plan.limit_until(_until))
     assert full.annealed and fast.annealed
     assert [w.seq for w in fast.order] == [w.seq for w in full.order] and fast.cost == full.cost
     assert full.cost <= _single_machine_cost(jobs)      # never worse than the queue order

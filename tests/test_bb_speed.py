@@ -141,7 +141,7 @@ def test_artifact_search_same_with_and_without_reuse(busy, queue, seed):
         lplan = ListPlan(prof, PLACER, NOW, waiting_cost(2.0))
         rng = random.Random(seed)
         res = plan.artifact_order(jobs, lplan.evaluate, rng,
-                                  cost_until=lplan.evaluate_until if fast else None,
+                                  cost_until=plan.limit_until(lplan.evaluate_until) if fast else None,
                                   keep=lplan.keep if use_keep else None)
         results.append(([j.seq for j in res.order], res.cost, res.evaluations, rng.random()))
     assert results[0] == results[1] == results[2]

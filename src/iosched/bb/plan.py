@@ -53,7 +53,7 @@ import time
 from typing import Callable, Optional, Sequence
 
 __all__ = ["initial_orders", "ben_ameur_temperature", "best_order", "SearchResult",
-           "artifact_candidates", "artifact_order", "SEARCHES"]
+           "artifact_candidates", "artifact_order", "limit_until", "SEARCHES"]
 
 #: Order searches (option ``search``); the first is the default.
 SEARCHES = ("artifact", "iosched")
@@ -220,9 +220,12 @@ def artifact_order(jobs: Sequence, cost: Callable[[list], float], rng: random.Ra
         than the current order).
     :param time_limit: wall-clock seconds after which the annealing stops
         (None: never; the artifact: 20).
-    :param cost_until: optional ``cost_until(order, stop) -> (cost,
-        complete)`` that may stop evaluating an order once ``stop(partial
-        cost)`` is True (e.g. :meth:`iosched.sched.listschedule.ListPlan.evaluate_until`).
+    :param cost_until: optional ``cost_until(order, limit) -> (cost,
+        complete)`` that stops evaluating an order after a placement (not
+        the last) once the partial cost ``p`` is finite and ``round(p) >=
+        limit`` (:func:`limit_until` of
+        :meth:`iosched.sched.listschedule.ListPlan.evaluate_until`, or
+        :meth:`iosched.bb.compiled.CompiledListPlan.evaluate_until`).
         A move is abandoned as soon as its partial cost shows that it will
         be rejected whatever its rest costs; the random draw it needs is
         made at that point, which is where the full evaluation would draw
@@ -297,39 +300,60 @@ def artifact_order(jobs: Sequence, cost: Callable[[list], float], rng: random.Ra
     return SearchResult(best, best_s, n, False, True, t0)
 
 
+def limit_until(evaluate_until: Callable, base: float = 0.0) -> Callable:
+    """The ``cost_until`` of :func:`artifact_order` from an evaluator with a
+    stop rule (e.g. :meth:`iosched.sched.listschedule.ListPlan.evaluate_until`).
+
+    :param evaluate_until: ``evaluate_until(order, stop) -> (cost,
+        complete)``, calling ``stop(partial cost)`` after each placement
+        but the last and stopping when it returns True.
+    :param base: subtracted from the costs (e.g. those of reserved jobs
+        placed before the order).
+    :returns: ``until(order, limit) -> (cost - base, complete)`` that stops
+        once the partial cost ``p - base`` is finite and ``round(p - base)
+        >= limit``.
+    """
+    def until(order, limit):
+        c, complete = evaluate_until(
+            order, lambda p: not math.isinf(p - base) and round(p - base) >= limit)
+        return c - base, complete
+    return until
+
+
 def _bounded_move(perm: list, cost_until: Callable, rng: random.Random, current, T: float) -> tuple:
     """One annealing move of :func:`artifact_order` with early rejection.
 
     The artifact accepts a move of rounded score ``s`` if ``s < current`` or
     ``r < exp((current - s) / T)`` with ``r = random()`` drawn only when
     ``s >= current``. Partial costs ``p`` are lower bounds of the order's
-    cost, so ``round(p) >= current`` already implies ``s >= current``: ``r``
-    is drawn then, and the evaluation stops once ``round(p)`` exceeds
-    ``current - T ln r`` by more than 1 (then ``r >= exp((current - s) /
-    T)`` for sure). A complete evaluation is decided with the artifact's
-    own test.
+    cost, so ``round(p) >= current`` already implies ``s >= current``: the
+    evaluation stops there (limit ``current``), ``r`` is drawn, and the
+    evaluation goes on only while ``round(p) <= current - T ln r + 1``
+    (limit ``floor(current - T ln r + 1) + 1``; beyond it ``r >= exp((current
+    - s) / T)`` for sure). A complete evaluation is decided with the
+    artifact's own test. ``r`` is drawn exactly when the full evaluation
+    would draw it, so the results are those of full evaluations.
 
+    :param cost_until: ``cost_until(order, limit) -> (cost, complete)``
+        (:func:`artifact_order`); a second call on the same order resumes
+        the first (both evaluators reuse the placed prefix).
     :returns: ``(s, accepted)`` (``s`` is a lower bound if rejected early).
     """
-    drawn = []
-
-    def stop(p):
-        if math.isinf(p):
-            return False
-        rp = round(p)
-        if rp < current:
-            return False
-        if not drawn:
-            drawn.append(rng.random())
-        r = drawn[0]
-        return r > 0.0 and rp > current - T * math.log(r) + 1.0
-
-    c, complete = cost_until(perm, stop)
+    c, complete = cost_until(perm, current)
     s = c if math.isinf(c) else round(c)
-    if not complete:
-        return s, False
-    if s < current:
+    if complete and s < current:
         return s, True
-    if not drawn:
-        drawn.append(rng.random())
-    return s, drawn[0] < math.exp((current - s) / T)
+    r = rng.random()
+    if not complete:
+        if r == 0.0:        # exp(.) > r for every score: evaluate to the end
+            limit = math.inf
+        else:
+            bound = current - T * math.log(r) + 1.0
+            if s > bound:
+                return s, False
+            limit = math.floor(bound) + 1
+        c, complete = cost_until(perm, limit)
+        s = c if math.isinf(c) else round(c)
+        if not complete:
+            return s, False
+    return s, r < math.exp((current - s) / T)

@@ -26,7 +26,11 @@ choices (docs/burst-buffers.md, "Artifact semantics and options"):
   the queue that are placed in FCFS order before the others are ordered,
   ``seed`` (int, default 0: the simulation's random generator),
   ``time_limit`` (s of wall clock per search, default 0 = none; the
-  artifact: 20), ``alpha`` (float, overrides the policy's), and for
+  artifact: 20), ``alpha`` (float, overrides the policy's),
+  ``evaluator`` (``"compiled"``, default: the search's list scheduling in
+  machine code, :mod:`iosched.bb.compiled`, for ``nodes`` and ``storage``
+  ``"first"``, else the Python path; ``"python"``: always the Python
+  path; both give the same schedule), and for
   ``search: "iosched"``: ``iterations`` (200), ``chi0`` (0.8), ``cooling``
   (0.9);
 * ``bb_capacity`` -- bytes per burst-buffer node (default
@@ -79,7 +83,7 @@ from procset import ProcSet
 from dataclasses import dataclass
 
 from iosched.batsim.jobs import COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED, NO_WALLTIME
-from iosched.bb import model, plan
+from iosched.bb import compiled, model, plan
 from iosched.bb.placement import NODE_CHOICES, STORAGE_CHOICES, BurstBufferPlacer, NodesOnlyPlacer
 from iosched.checks import option_number
 from iosched.errors import InputError
@@ -89,7 +93,7 @@ from iosched.sched.listschedule import ListSchedule, waiting_cost
 from iosched.sched.orders import fcfs, sjf
 from iosched.sched.policies import Easy, Fcfs, Filler
 
-__all__ = ["Burstbuffer", "POLICIES", "ENCODINGS", "DEFAULT_BB_CAPACITY", "OPTIONS"]
+__all__ = ["Burstbuffer", "POLICIES", "ENCODINGS", "EVALUATORS", "DEFAULT_BB_CAPACITY", "OPTIONS"]
 
 #: The options the scheduler reads (``iosched.sched.options``): name -> meaning.
 OPTIONS = {
@@ -99,6 +103,7 @@ OPTIONS = {
     "search": "plan search: artifact (default) or iosched",
     "reservation_depth": "plan-k: jobs placed in FCFS order before the search (int, default 1)",
     "time_limit": "plan-k: wall-clock limit of a search in s (0 = none)",
+    "evaluator": "plan-k, search artifact: compiled (default) or python (same schedule)",
     "iterations": "search iosched: evaluations per search (200)",
     "chi0": "search iosched: initial acceptance probability (0.8)",
     "cooling": "search iosched: cooling factor (0.9)",
@@ -115,6 +120,10 @@ OPTIONS = {
 #: the real Batsim 4.2.1), or one job with a composed profile (embedded
 #: engine only: the real Batsim 4.2.1 crashes on composed dynamic profiles).
 ENCODINGS = ("phases", "composed")
+
+#: Evaluators of the artifact search's orders (option ``evaluator``): the
+#: first is the default; both give the same schedule.
+EVALUATORS = ("compiled", "python")
 
 INF = float("inf")
 
@@ -189,6 +198,10 @@ class Burstbuffer(PybatsimScheduler):
         if self.search not in plan.SEARCHES:
             raise InputError(f"search={self.search!r} is unknown; expected one of "
                              f"{', '.join(plan.SEARCHES)}")
+        self.evaluator = str(opts.get("evaluator", EVALUATORS[0]))
+        if self.evaluator not in EVALUATORS:
+            raise InputError(f"evaluator={self.evaluator!r} is unknown; expected one of "
+                             f"{', '.join(EVALUATORS)}")
         self.depth = option_number(opts, "reservation_depth", 1, integer=True, minimum=0)
         self.time_limit = option_number(opts, "time_limit", 0, minimum=0)
         self.rng = random.Random(self.seed)
@@ -355,13 +368,16 @@ class Burstbuffer(PybatsimScheduler):
             rec.update(skipped=True, evaluations=0, seconds=time.perf_counter() - t0)
             self.searches.append(rec)
             return prefix
-        def until(o, stop):
-            c, complete = lplan.evaluate_until(prefix + o, lambda p: stop(p - base))
-            return c - base, complete
-
-        res = plan.artifact_order(rest, lambda o: lplan.evaluate(prefix + o) - base, self.rng,
-                                  time_limit=self.time_limit or None, cost_until=until,
-                                  keep=lplan.keep)
+        if self.evaluator == "compiled" and compiled.supports(self.placer, lplan.tl, rest):
+            lplan.evaluate(prefix)      # the search starts from the prefix's plan
+            cplan = compiled.CompiledListPlan(lplan, rest, self.alpha)
+            cost, until, keep = cplan.evaluate, cplan.evaluate_until, None
+        else:
+            cost = lambda o: lplan.evaluate(prefix + o) - base   # noqa: E731
+            until = plan.limit_until(lambda o, stop: lplan.evaluate_until(prefix + o, stop), base)
+            keep = lplan.keep
+        res = plan.artifact_order(rest, cost, self.rng, time_limit=self.time_limit or None,
+                                  cost_until=until, keep=keep)
         order = prefix + res.order
         lplan.evaluate(order)  # leaves the plan of the chosen order on the timeline
         rec.update(skipped=False, cost=res.cost, evaluations=res.evaluations,

@@ -1,0 +1,378 @@
+"""List scheduling of queue orders on a timeline, compiled (numba), for the
+burst-buffer placer's default choices.
+
+Plan-alpha's search (:mod:`iosched.bb.plan`) list-schedules hundreds of
+orders of the waiting queue per scheduling pass; on the whole KTH-SP2 log
+that is about 30 million placements, nearly all the scheduler's time in
+Python (:class:`~iosched.sched.listschedule.ListPlan` on a
+:class:`~iosched.sched.timeline.Timeline` with
+:meth:`~iosched.bb.placement.BurstBufferPlacer.earliest`). A
+:class:`CompiledListPlan` does the same evaluations in machine code:
+
+* the timeline's state after each placed position is a level of three
+  arrays (segment starts in s; free compute nodes as bit masks of ``W``
+  64-bit words; free bytes of every burst-buffer pool), and the order
+  placed so far is kept: an order re-places only the positions after its
+  longest common prefix with the last evaluated order (a swap of positions
+  ``i < j`` re-places from ``i`` on, as :class:`ListPlan` does);
+* each placement is the candidate scan of :func:`iosched.bb.placement._scan`
+  (earliest segment start at which ``n`` nodes are free all along the
+  window and ``sum_s floor((min free_s + tol_s) / bb) >= n``, skipping
+  candidates whose window covers a segment that alone lacks them, and
+  walking back after a failed window), then the choice ``nodes="first"``
+  (the first ``n`` free nodes in topology order) and ``storage="first"``
+  (each node, in that order, takes the first burst-buffer node of its
+  preference order with a free slot; the held bytes of a pool are summed
+  ``bb`` by ``bb`` as :func:`iosched.bb.model.bb_held` does), then the
+  reservation (``free - held``, breakpoints at the start and at
+  ``start + duration``);
+* the cost is ``cum + max(0, t - submit) ** alpha`` in order from the cost
+  the timeline's own placements already have (``base``), as
+  :func:`iosched.sched.listschedule.waiting_cost`; a job that never fits
+  makes it ``inf``.
+
+Every float operation is the one the Python path performs, in the same
+order, so the costs are bit-identical and the search's decisions (and its
+random draws) are the same: checked against :class:`ListPlan` in
+``tests/test_bb_compiled.py``. The Python path remains the reference and
+the fallback (option ``evaluator`` of the burst-buffer scheduler; other
+node or storage choices, or a timeline with other pools, use it).
+
+numba compiles the kernels at the first use in a process (a few seconds)
+and caches them next to this file (``__pycache__``) when it can write there.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from iosched.bb.placement import _layout
+from iosched.sched.timeline import Timeline
+
+__all__ = ["CompiledListPlan", "supports"]
+
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+
+
+@njit(cache=True, inline="always")
+def _popcount(x):
+    x = x - ((x >> np.uint64(1)) & _M1)
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return (x * _H01) >> np.uint64(56)
+
+
+@njit(cache=True)
+def _count(mask, W):
+    c = 0
+    for w in range(W):
+        c += _popcount(mask[w])
+    return c
+
+
+@njit(cache=True)
+def _slots_at_least(fr, tols, P, bb, n):
+    """True iff ``sum_x floor((fr[x] + tols[x]) / bb) >= n`` (counted up to n)."""
+    tot = 0.0
+    for x in range(P):
+        tot += (fr[x] + tols[x]) // bb
+        if tot >= n:
+            return True
+    return tot >= n
+
+
+@njit(cache=True)
+def _scan(ST, MK, FR, ns, tols, n, bb, dur, W, P, bad, mask, mins, mins2, m2):
+    """Earliest candidate start on one level (:func:`iosched.bb.placement._scan`).
+
+    ``bad`` (int8, length >= ns) is scratch: -1 unknown, 0 good, 1 bad.
+    On success, ``mask`` holds the window's free nodes and ``mins`` the
+    window's minimum free bytes per pool. Returns the segment index of the
+    start, or -1.
+    """
+    for k in range(ns):
+        bad[k] = -1
+    i = 0
+    while i < ns:
+        b = bad[i]
+        if b < 0:
+            b = 1 if (_count(MK[i], W) < n or not _slots_at_least(FR[i], tols, P, bb, n)) else 0
+            bad[i] = b
+        if b == 1:
+            i += 1
+            continue
+        end = ST[i] + dur
+        j = i
+        for w in range(W):
+            mask[w] = ~np.uint64(0)
+        fail = -1
+        while j < ns and (j == i or ST[j] < end):
+            b = bad[j]
+            if b < 0:
+                b = 1 if (_count(MK[j], W) < n or not _slots_at_least(FR[j], tols, P, bb, n)) else 0
+                bad[j] = b
+            if b == 1:
+                fail = j
+                break
+            c = 0
+            for w in range(W):
+                mask[w] &= MK[j, w]
+                c += _popcount(mask[w])
+            if c < n:
+                fail = j
+                break
+            if j == i:
+                for x in range(P):
+                    mins[x] = FR[j, x]
+            else:
+                for x in range(P):
+                    f = FR[j, x]
+                    if f < mins[x]:
+                        mins[x] = f
+            j += 1
+        if fail < 0:
+            tot = 0
+            for x in range(P):
+                tot += int((mins[x] + tols[x]) // bb)
+            if tot >= n:
+                return i
+            fail = j - 1
+        if bad[fail] == 1:
+            i = fail + 1
+            continue
+        for w in range(W):
+            m2[w] = MK[fail, w]
+        for x in range(P):
+            mins2[x] = FR[fail, x]
+        k = fail
+        while k > i:
+            k -= 1
+            c = 0
+            for w in range(W):
+                m2[w] &= MK[k, w]
+                c += _popcount(m2[w])
+            if c < n:
+                break
+            for x in range(P):
+                f = FR[k, x]
+                if f < mins2[x]:
+                    mins2[x] = f
+            tot = 0.0
+            for x in range(P):
+                tot += (mins2[x] + tols[x]) // bb
+            if tot < n:
+                break
+        i = k + 1
+    return -1
+
+
+@njit(cache=True)
+def _breakpoint(st, mk, fr, ns, t):
+    """Index of the segment starting at ``t`` among the first ``ns``
+    (splitting the one holding it); returns ``(index, new ns)``."""
+    i = np.searchsorted(st[:ns], t, side="right") - 1
+    if st[i] < t:
+        i += 1
+        for k in range(ns, i, -1):
+            st[k] = st[k - 1]
+            mk[k] = mk[k - 1]
+            fr[k] = fr[k - 1]
+        st[i] = t
+        mk[i] = mk[i - 1]
+        fr[i] = fr[i - 1]
+        ns += 1
+    return i, ns
+
+
+@njit(cache=True)
+def _evaluate(ST, MK, FR, NS, ORD, CUM, state, order, limit, JN, JBB, JD, JSUB, alpha,
+              tols, topo_order, pref, base, W, P, bad, mask, mins, mins2, m2, left, held, amt,
+              chosen):
+    """List-schedule ``order`` (job indices) from its longest common prefix
+    with the order placed so far (``ORD[:state[0]]``).
+
+    Level ``k`` of ``ST/MK/FR/NS`` is the timeline after the first ``k``
+    positions; ``CUM[k]`` the cost after position ``k``. Stops after a
+    placement that is not the last when the partial cost ``p - base`` is
+    finite and ``rint(p - base) >= limit``. Returns ``(cost, complete)``
+    with ``cost`` the (partial) cost minus ``base``.
+    """
+    n_order = order.shape[0]
+    placed = state[0]
+    p = 0
+    L = min(n_order, placed)
+    while p < L and order[p] == ORD[p]:
+        p += 1
+    cost = base if p == 0 else CUM[p - 1]
+    for k in range(p, n_order):
+        job = order[k]
+        n = JN[job]
+        bb = JBB[job]
+        dur = JD[job]
+        ns = NS[k]
+        st, mk, fr = ST[k], MK[k], FR[k]
+        s = _scan(st, mk, fr, ns, tols, n, bb, dur, W, P, bad, mask, mins, mins2, m2)
+        nst, nmk, nfr = ST[k + 1], MK[k + 1], FR[k + 1]
+        nst[:ns] = st[:ns]
+        nmk[:ns] = mk[:ns]
+        nfr[:ns] = fr[:ns]
+        if s < 0:
+            NS[k + 1] = ns
+            cost = math.inf
+        else:
+            t = st[s]
+            # nodes="first": the first n free nodes of the window in topology order
+            for x in range(P):
+                left[x] = int((mins[x] + tols[x]) // bb)
+                amt[x] = 0.0
+                held[x] = 0
+            for w in range(W):
+                chosen[w] = np.uint64(0)
+            taken = 0
+            for c in topo_order:
+                if (mask[c >> 6] >> np.uint64(c & 63)) & np.uint64(1):
+                    # storage="first": the first burst-buffer pool of c's preference order with a slot
+                    for x in pref[c]:
+                        if x < 0:
+                            break
+                        if left[x] > 0:
+                            left[x] -= 1
+                            amt[x] += bb
+                            held[x] = 1
+                            break
+                    chosen[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+                    taken += 1
+                    if taken == n:
+                        break
+            end = t + dur
+            i, ns = _breakpoint(nst, nmk, nfr, ns, t)
+            if end == math.inf:
+                j = ns
+            else:
+                j, ns = _breakpoint(nst, nmk, nfr, ns, end)
+            NS[k + 1] = ns
+            for q in range(i, j):
+                for w in range(W):
+                    nmk[q, w] &= ~chosen[w]
+                for x in range(P):
+                    if held[x]:
+                        nfr[q, x] = nfr[q, x] - amt[x]
+            if cost != math.inf:
+                d = t - JSUB[job]
+                cost += (d if d > 0.0 else 0.0) ** alpha
+        ORD[k] = job
+        CUM[k] = cost
+        state[0] = k + 1
+        if k + 1 < n_order:
+            part = cost - base
+            if part != math.inf and np.rint(part) >= limit:
+                return part, False
+    return cost - base, True
+
+
+def supports(placer, timeline: Timeline, jobs) -> bool:
+    """Whether :class:`CompiledListPlan` evaluates ``jobs`` on ``timeline``
+    as ``placer`` would: a :class:`~iosched.bb.placement.BurstBufferPlacer`
+    with the choices ``nodes="first"`` and ``storage="first"``, a timeline
+    whose pools are exactly the burst-buffer pools (in the topology's
+    order) and positive burst-buffer requests."""
+    topo = getattr(placer, "topology", None)
+    if topo is None or topo.nodes != "first" or topo.storage_choice != "first":
+        return False
+    if not _layout(topo, timeline.pool_names)[2]:
+        return False
+    return all(j.request.bb > 0 for j in jobs)
+
+
+class CompiledListPlan:
+    """Evaluations of orders of ``jobs`` list-scheduled after the
+    placements a :class:`~iosched.sched.listschedule.ListPlan` holds now,
+    in machine code (module documentation); the ``ListPlan`` is not
+    modified and later changes to it are not seen.
+
+    :param lplan: the ListPlan (its timeline after its current placements,
+        e.g. a reserved prefix, is the plan's start; its cost is ``base``).
+    :param jobs: the jobs the orders are made of (each order is a
+        permutation of a sub-list of them), with ``request.nodes``,
+        ``request.bb`` (bytes per node), ``estimate`` (s), ``subtime`` (s).
+    :param alpha: cost exponent (:func:`~iosched.sched.listschedule.waiting_cost`).
+    :raises ValueError: if :func:`supports` is False for them.
+
+    Costs are returned minus ``base``: those of the jobs of the order only,
+    summed from ``base`` as the ListPlan sums them.
+    """
+
+    def __init__(self, lplan, jobs, alpha: float):
+        tl = lplan.tl
+        placer = lplan.placer
+        jobs = list(jobs)
+        if not supports(placer, tl, jobs):
+            raise ValueError("CompiledListPlan: only nodes='first', storage='first' on burst-buffer pools")
+        topo = placer.topology
+        bbs, _pidx, _whole = _layout(topo, tl.pool_names)
+        st, masks, free = tl.state()
+        self.base = lplan.cum[-1] if lplan.cum else 0.0
+        S0, L, P = len(st), len(jobs), len(bbs)
+        top = max([m.bit_length() for m in masks] + [max(topo.order) + 1])
+        W = top // 64 + 1
+        smax = S0 + 2 * L + 2
+        self.ST = np.empty((L + 1, smax))
+        self.MK = np.zeros((L + 1, smax, W), dtype=np.uint64)
+        self.FR = np.empty((L + 1, smax, P))
+        self.NS = np.zeros(L + 1, dtype=np.int64)
+        self.ST[0, :S0] = st
+        full = (1 << 64) - 1
+        self.MK[0, :S0] = [[(m >> (64 * w)) & full for w in range(W)] for m in masks]
+        self.FR[0, :S0] = free
+        self.NS[0] = S0
+        self.ORD = np.full(L, -1, dtype=np.int64)
+        self.CUM = np.zeros(L)
+        self.state = np.zeros(1, dtype=np.int64)
+        self.index = {id(j): k for k, j in enumerate(jobs)}
+        self.JN = np.array([j.request.nodes for j in jobs], dtype=np.int64)
+        self.JBB = np.array([float(j.request.bb) for j in jobs])
+        self.JD = np.array([float(j.estimate) for j in jobs])
+        self.JSUB = np.array([float(j.subtime) for j in jobs])
+        self.alpha = float(alpha)
+        self.tols = np.array(tl.tols, dtype=np.float64)
+        self.topo_order = np.array(topo.order, dtype=np.int64)
+        pos = {s: k for k, s in enumerate(bbs)}
+        npref = max(len(v) for v in topo.pref.values())
+        self.pref = np.full((top, npref), -1, dtype=np.int64)
+        for c, pr in topo.pref.items():
+            self.pref[c, :len(pr)] = [pos[s] for s in pr]
+        self.W, self.P = W, P
+        self.scratch = (np.empty(smax, dtype=np.int8), np.empty(W, dtype=np.uint64),
+                        np.empty(P), np.empty(P), np.empty(W, dtype=np.uint64),
+                        np.empty(P, dtype=np.int64), np.empty(P, dtype=np.int8), np.empty(P),
+                        np.empty(W, dtype=np.uint64))
+
+    def _indices(self, order) -> np.ndarray:
+        idx = self.index
+        return np.fromiter([idx[id(j)] for j in order], dtype=np.int64, count=len(order))
+
+    def evaluate_until(self, order, limit: float = math.inf) -> tuple:
+        """List-schedule ``order``; stop after a placement that is not the
+        last once the partial cost ``p`` is finite and ``round(p) >=
+        limit`` (the protocol of :func:`iosched.bb.plan.artifact_order`'s
+        ``cost_until``).
+
+        :returns: ``(cost, complete)`` (the partial cost when stopped).
+        """
+        bad, mask, mins, mins2, m2, left, held, amt, chosen = self.scratch
+        c, complete = _evaluate(self.ST, self.MK, self.FR, self.NS, self.ORD, self.CUM, self.state,
+                                self._indices(order), float(limit), self.JN, self.JBB, self.JD,
+                                self.JSUB, self.alpha, self.tols, self.topo_order, self.pref,
+                                self.base, self.W, self.P, bad, mask, mins, mins2, m2, left, held,
+                                amt, chosen)
+        return float(c), bool(complete)
+
+    def evaluate(self, order) -> float:
+        """Cost of list-scheduling ``order`` (inf if a job never fits)."""
+        return self.evaluate_until(order)[0]
