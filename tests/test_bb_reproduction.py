@@ -325,6 +325,37 @@ def test_whole_log_claims(easy, fcfs_bb, verdict_a, verdict_c):
     assert c["c"]["whole_verdict"] == verdict_c
 
 
+@pytest.mark.parametrize("plan_wait,plan_bsld,verdicts", [
+    (70.0, 1.4, ("holds", "holds")),                # 30 % / 30 % better than sjf-bb
+    (96.0, 1.8, ("does not hold", "does not hold")),  # 4 % / 10 %
+])
+def test_whole_log_claims_with_plan2(plan_wait, plan_bsld, verdicts):
+    """With plan-2 on the whole log, claims a2/a4 (fcfs-easy / plan-2) and
+    b1/b2 (1 - plan-2 / sjf-bb) get whole-log values and verdicts."""
+    import pandas as pd
+    from types import SimpleNamespace
+
+    whole = pd.DataFrame({"policy": ["fcfs-easy", "fcfs-bb", "sjf-bb", "plan-2"], "seed": 1,
+                          "waiting_time_mean": [7500.0, 102.0, 100.0, plan_wait],
+                          "bounded_slowdown_mean": [180.0, 2.1, 2.0, plan_bsld]})
+    table = pd.DataFrame([{"policy": p, "nb_parts": 0, "waiting_ratio_median": math.nan,
+                           "bsld_ratio_median": math.nan, "first_waiting_time_mean_s": math.nan,
+                           "first_bounded_slowdown_mean": math.nan,
+                           "first_waiting_ratio": math.nan, "first_bsld_ratio": math.nan}
+                          for p in R.POLICIES])
+    parts = pd.DataFrame(columns=["policy", "platform", "part", "seed", "engine",
+                                  "waiting_time_mean", "bounded_slowdown_mean", "waiting_ratio",
+                                  "bsld_ratio", "baseline_done"])
+    rep = SimpleNamespace(whole=whole, claims=R.claims(table, parts))
+    R._whole_claims(rep)
+    c = {x["id"]: x for x in rep.claims}
+    assert c["a2"]["whole_value"] == pytest.approx(7500.0 / plan_wait)
+    assert c["a4"]["whole_value"] == pytest.approx(180.0 / plan_bsld)
+    assert c["b1"]["whole_value"] == pytest.approx(1 - plan_wait / 100.0)
+    assert c["b2"]["whole_value"] == pytest.approx(1 - plan_bsld / 2.0)
+    assert (c["b1"]["whole_verdict"], c["b2"]["whole_verdict"]) == verdicts
+
+
 def test_tail_is_the_highest_waiting_times_of_the_parts(built, campaign):
     _, res = built
     runs = campaign_table(campaign, baseline="sjf-bb")
