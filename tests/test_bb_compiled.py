@@ -22,25 +22,38 @@ from iosched.schedulers.burstbuffer import Burstbuffer
 from iosched.sched.listschedule import ListPlan, waiting_cost
 from iosched.sched.registry import REPO_ROOT, SCHEDULERS_DIR
 
-from test_bb_speed import COMPUTE, NOW, PLACER, REQUESTS, STORAGE, _profile, _queue
+from test_bb_speed import COMPUTE, NOW, PLACER, STORAGE, _Job, _profile
 
-busy_st = st.lists(st.sampled_from(range(len(REQUESTS))), max_size=7)
-queue_st = st.lists(st.tuples(st.sampled_from(range(len(REQUESTS))),
-                              st.sampled_from([0.0, 50.0, 900.0, 7300.0])), min_size=2, max_size=13)
-limits_st = st.lists(st.tuples(st.randoms(use_true_random=False),
-                               st.sampled_from([math.inf, 0, 1e4, 1e6, 1e8, 1e10])),
-                     min_size=1, max_size=12)
+#: requests whose burst buffers bind: a 40 GB node holds 2 x 15 GB, 4 x 10 GB,
+#: 2 x 20 GB or 1 x 39 GB, so nodes share pools and pools run out
+BINDING = [(4, 15e9, 1800.0), (12, 10e9, 900.0), (9, 20e9, 3600.0), (2, 39e9, 600.0),
+           (30, 2e9, 7200.0), (1, 5e9, 300.0), (60, 1e9, 1200.0)]
+WAITS = [0.0, 50.0, 900.0, 7300.0]
+
+busy_st = st.lists(st.sampled_from(range(len(BINDING))), max_size=7)
+queue_st = st.lists(st.tuples(st.sampled_from(range(len(BINDING))), st.sampled_from(WAITS)),
+                    min_size=2, max_size=13)
+#: (shuffle, position of the limit, offset): the limit is the rounded
+#: partial cost of the order at that position plus the offset (exact hits
+#: of the ``>=`` test), or none
+evals_st = st.lists(st.tuples(st.randoms(use_true_random=False), st.integers(0, 12),
+                              st.sampled_from([None, -1, 0, 1])), min_size=1, max_size=12)
 
 
-@settings(max_examples=80, deadline=None)
-@given(busy_st, queue_st, limits_st, st.sampled_from([1.0, 2.0, 3.0]), st.integers(0, 2))
+def _jobs(picks):
+    return [_Job(i, *BINDING[k], NOW - w) for i, (k, w) in enumerate(picks)]
+
+
+@settings(max_examples=120, deadline=None)
+@given(busy_st, queue_st, evals_st, st.sampled_from([1.0, 2.0, 3.0]), st.integers(0, 2))
 def test_compiled_evaluations_equal_the_list_plans(busy, queue, evals, alpha, depth):
-    """A sequence of evaluations of random orders with random limits, after a
-    reserved prefix of ``depth`` jobs: each gives the (cost, complete) of the
-    same call on a ListPlan (which also reuses the placed prefix), and a
-    complete one the cost of list-scheduling prefix + order from scratch."""
-    prof = _profile([REQUESTS[k] for k in busy])
-    jobs = _queue([k for k, _ in queue], [w for _, w in queue])
+    """A sequence of evaluations of random orders with limits at the orders'
+    own rounded partial costs, after a reserved prefix of ``depth`` jobs:
+    each gives the (cost, complete) of the same call on a ListPlan (which
+    also reuses the placed prefix), and a complete one the cost of
+    list-scheduling prefix + order from scratch, bit for bit."""
+    prof = _profile([BINDING[k] for k in busy])
+    jobs = _jobs(queue)
     prefix, rest = jobs[:depth], jobs[depth:]
     lplan = ListPlan(prof, PLACER, NOW, waiting_cost(alpha))
     base = lplan.evaluate(prefix)
@@ -48,28 +61,30 @@ def test_compiled_evaluations_equal_the_list_plans(busy, queue, evals, alpha, de
         return
     cplan = compiled.CompiledListPlan(lplan, rest, alpha)
     until = plan.limit_until(lambda o, stop: lplan.evaluate_until(prefix + o, stop), base)
-    for rnd, limit in evals:
+    for rnd, at, offset in evals:
         order = list(rest)
         rnd.shuffle(order)
+        fresh = ListPlan(prof, PLACER, NOW, waiting_cost(alpha))
+        full = fresh.evaluate(prefix + order) - base
+        part = fresh.cum[depth + min(at, len(order) - 1)] - base
+        limit = math.inf if offset is None or math.isinf(part) else round(part) + offset
         got = cplan.evaluate_until(order, limit)
         want = until(order, limit)
         assert got == want or (math.isinf(got[0]) and math.isinf(want[0]) and got[1] == want[1])
         if got[1]:
-            fresh = ListPlan(prof, PLACER, NOW, waiting_cost(alpha))
-            c = fresh.evaluate(prefix + order) - base
-            assert c == got[0] or (math.isinf(c) and math.isinf(got[0]))
+            assert got[0] == full or (math.isinf(full) and math.isinf(got[0]))
 
 
 @settings(max_examples=30, deadline=None)
-@given(busy_st, st.lists(st.tuples(st.sampled_from(range(len(REQUESTS))),
-                                   st.sampled_from([0.0, 50.0, 900.0])), min_size=6, max_size=14),
+@given(busy_st, st.lists(st.tuples(st.sampled_from(range(len(BINDING))), st.sampled_from(WAITS)),
+                        min_size=6, max_size=14),
        st.integers(0, 2 ** 16))
 def test_artifact_search_same_with_the_compiled_evaluator(busy, queue, seed):
     """The artifact's search returns the same order, score and number of
     evaluations and leaves the random generator in the same state with the
     Python evaluator (early rejection, kept reference) and the compiled one."""
-    prof = _profile([REQUESTS[k] for k in busy])
-    jobs = _queue([k for k, _ in queue], [w for _, w in queue])
+    prof = _profile([BINDING[k] for k in busy])
+    jobs = _jobs(queue)
     results = []
     for use_compiled in (False, True):
         lplan = ListPlan(prof, PLACER, NOW, waiting_cost(2.0))
@@ -86,7 +101,7 @@ def test_artifact_search_same_with_the_compiled_evaluator(busy, queue, seed):
 
 
 def test_supports_only_the_default_choices():
-    jobs = _queue([0, 1], [0.0, 0.0])
+    jobs = _jobs([(0, 0.0), (1, 0.0)])
     tl = _profile([]).snapshot(NOW)
     assert compiled.supports(PLACER, tl, jobs)
     for nodes, storage in (("consecutive", "first"), ("first", "most-free")):
