@@ -13,13 +13,17 @@ import math
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
 from iosched.analysis import bb_reproduction as R
 from iosched.analysis.campaign import campaign_table, job_table
+from iosched.analysis.jobs import load_jobs
+from iosched.analysis.metrics import compute_metrics
 
 HEADER = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,"
           "requested_time,success,final_state,starting_time,execution_time,finish_time,"
@@ -193,7 +197,6 @@ def test_outputs_written_and_csv_matches(built):
     for png in out.glob("*.png"):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert b"Software" not in png.read_bytes()
-    import pandas as pd
 
     csv = pd.read_csv(out / "table.csv")
     t = res["reproduction"].table
@@ -256,7 +259,6 @@ def test_claims_follow_the_numbers(built):
 
 
 def test_claim_verdicts_at_the_boundaries():
-    import pandas as pd
 
     def table(easy_w, plan_w, plan_b):
         rows = []
@@ -294,19 +296,8 @@ def test_claim_verdicts_at_the_boundaries():
     assert v["b2"] == ("no data", "no data")
 
 
-@pytest.mark.parametrize("easy,fcfs_bb,verdict_a,verdict_c", [
-    (1000.0, 1.05, "does not hold", "holds"),   # 1000x; sjf-bb 4.8 % better than fcfs-bb
-    (40.0, 0.95, "holds", "does not hold"),     # 40x; sjf-bb worse than fcfs-bb
-])
-def test_whole_log_claims(easy, fcfs_bb, verdict_a, verdict_c):
-    """Claim (a) is judged on the whole log (fcfs-easy / sjf-bb), and claim
-    (c): sjf-bb's mean waiting time below fcfs-bb's there."""
-    import pandas as pd
-    from types import SimpleNamespace
-
-    whole = pd.DataFrame({"policy": ["fcfs-easy", "fcfs-bb", "sjf-bb"], "seed": 1,
-                          "waiting_time_mean": [100.0 * easy, 100.0 * fcfs_bb, 100.0],
-                          "bounded_slowdown_mean": [2.0 * easy, 2.0, 2.0]})
+def _whole_log_claims(whole):
+    """Claims by id, with only whole-log values (no parts, no first 1000 jobs)."""
     table = pd.DataFrame([{"policy": p, "nb_parts": 0, "waiting_ratio_median": math.nan,
                            "bsld_ratio_median": math.nan, "first_waiting_time_mean_s": math.nan,
                            "first_bounded_slowdown_mean": math.nan,
@@ -317,7 +308,20 @@ def test_whole_log_claims(easy, fcfs_bb, verdict_a, verdict_c):
                                   "bsld_ratio", "baseline_done"])
     rep = SimpleNamespace(whole=whole, claims=R.claims(table, parts))
     R._whole_claims(rep)
-    c = {x["id"]: x for x in rep.claims}
+    return {x["id"]: x for x in rep.claims}
+
+
+@pytest.mark.parametrize("easy,fcfs_bb,verdict_a,verdict_c", [
+    (1000.0, 1.05, "does not hold", "holds"),   # 1000x; sjf-bb 4.8 % better than fcfs-bb
+    (40.0, 0.95, "holds", "does not hold"),     # 40x; sjf-bb worse than fcfs-bb
+])
+def test_whole_log_claims(easy, fcfs_bb, verdict_a, verdict_c):
+    """Claim (a) is judged on the whole log (fcfs-easy / sjf-bb), and claim
+    (c): sjf-bb's mean waiting time below fcfs-bb's there."""
+    whole = pd.DataFrame({"policy": ["fcfs-easy", "fcfs-bb", "sjf-bb"], "seed": 1,
+                          "waiting_time_mean": [100.0 * easy, 100.0 * fcfs_bb, 100.0],
+                          "bounded_slowdown_mean": [2.0 * easy, 2.0, 2.0]})
+    c = _whole_log_claims(whole)
     assert c["a1"]["whole_value"] == pytest.approx(easy) and c["a1"]["whole_verdict"] == verdict_a
     assert c["a3"]["whole_value"] == pytest.approx(easy)
     assert c["a2"]["whole_verdict"] == "no data"           # no plan-2 on the whole log
@@ -332,23 +336,10 @@ def test_whole_log_claims(easy, fcfs_bb, verdict_a, verdict_c):
 def test_whole_log_claims_with_plan2(plan_wait, plan_bsld, verdicts):
     """With plan-2 on the whole log, claims a2/a4 (fcfs-easy / plan-2) and
     b1/b2 (1 - plan-2 / sjf-bb) get whole-log values and verdicts."""
-    import pandas as pd
-    from types import SimpleNamespace
-
     whole = pd.DataFrame({"policy": ["fcfs-easy", "fcfs-bb", "sjf-bb", "plan-2"], "seed": 1,
                           "waiting_time_mean": [7500.0, 102.0, 100.0, plan_wait],
                           "bounded_slowdown_mean": [180.0, 2.1, 2.0, plan_bsld]})
-    table = pd.DataFrame([{"policy": p, "nb_parts": 0, "waiting_ratio_median": math.nan,
-                           "bsld_ratio_median": math.nan, "first_waiting_time_mean_s": math.nan,
-                           "first_bounded_slowdown_mean": math.nan,
-                           "first_waiting_ratio": math.nan, "first_bsld_ratio": math.nan}
-                          for p in R.POLICIES])
-    parts = pd.DataFrame(columns=["policy", "platform", "part", "seed", "engine",
-                                  "waiting_time_mean", "bounded_slowdown_mean", "waiting_ratio",
-                                  "bsld_ratio", "baseline_done"])
-    rep = SimpleNamespace(whole=whole, claims=R.claims(table, parts))
-    R._whole_claims(rep)
-    c = {x["id"]: x for x in rep.claims}
+    c = _whole_log_claims(whole)
     assert c["a2"]["whole_value"] == pytest.approx(7500.0 / plan_wait)
     assert c["a4"]["whole_value"] == pytest.approx(180.0 / plan_bsld)
     assert c["b1"]["whole_value"] == pytest.approx(1 - plan_wait / 100.0)
@@ -429,8 +420,6 @@ def test_fixture_metrics_are_those_of_iosched_metrics(campaign):
     """The hand-written done.json metrics are what iosched.analysis computes from
     the run's out_jobs.csv (w0!J REJECTED rows merged with their bb!J runs), so
     the fixture has the layout and values of a real campaign."""
-    from iosched.analysis.jobs import load_jobs
-    from iosched.analysis.metrics import compute_metrics
 
     for run in json.loads((campaign / "campaign.json").read_text())["runs"]:
         d = campaign / run["dir"]
