@@ -44,6 +44,7 @@ and caches them next to this file (``__pycache__``) when it can write there.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -77,14 +78,18 @@ def _count(mask, W):
 
 
 @njit(cache=True)
-def _slots_at_least(fr, tols, P, bb, n):
-    """True iff ``sum_x floor((fr[x] + tols[x]) / bb) >= n`` (counted up to n)."""
+def _lacks(mk, fr, tols, W, P, bb, n):
+    """1 if a segment alone lacks ``n`` free nodes (``mk``) or ``n``
+    burst-buffer slots (``sum_x floor((fr[x] + tols[x]) / bb)``, counted up
+    to ``n``), else 0 (:func:`iosched.bb.placement._lacks`)."""
+    if _count(mk, W) < n:
+        return 1
     tot = 0.0
     for x in range(P):
         tot += (fr[x] + tols[x]) // bb
         if tot >= n:
-            return True
-    return tot >= n
+            return 0
+    return 1
 
 
 @njit(cache=True)
@@ -102,8 +107,7 @@ def _scan(ST, MK, FR, ns, tols, n, bb, dur, W, P, bad, mask, mins, mins2, m2):
     while i < ns:
         b = bad[i]
         if b < 0:
-            b = 1 if (_count(MK[i], W) < n or not _slots_at_least(FR[i], tols, P, bb, n)) else 0
-            bad[i] = b
+            b = bad[i] = _lacks(MK[i], FR[i], tols, W, P, bb, n)
         if b == 1:
             i += 1
             continue
@@ -115,8 +119,7 @@ def _scan(ST, MK, FR, ns, tols, n, bb, dur, W, P, bad, mask, mins, mins2, m2):
         while j < ns and (j == i or ST[j] < end):
             b = bad[j]
             if b < 0:
-                b = 1 if (_count(MK[j], W) < n or not _slots_at_least(FR[j], tols, P, bb, n)) else 0
-                bad[j] = b
+                b = bad[j] = _lacks(MK[j], FR[j], tols, W, P, bb, n)
             if b == 1:
                 fail = j
                 break
@@ -276,6 +279,21 @@ def _evaluate(ST, MK, FR, NS, ORD, CUM, state, order, limit, JN, JBB, JD, JSUB, 
     return cost - base, True
 
 
+@functools.lru_cache(maxsize=8)
+def _topology_arrays(topo, bbs: tuple) -> tuple:
+    """``(order, pref)`` of a :class:`~iosched.bb.placement.Topology` for the
+    kernels, made once per topology and pool order: the compute nodes in
+    topology order (int64, shape ``(nodes,)``) and, for compute node ``c``,
+    ``pref[c]`` its burst-buffer nodes in preference order as positions in
+    ``bbs`` (int64, shape ``(max id + 1, len(bbs))``, padded with -1)."""
+    pos = {s: k for k, s in enumerate(bbs)}
+    pref = np.full((max(topo.pref) + 1, max(len(v) for v in topo.pref.values())), -1,
+                   dtype=np.int64)
+    for c, pr in topo.pref.items():
+        pref[c, :len(pr)] = [pos[s] for s in pr]
+    return np.array(topo.order, dtype=np.int64), pref
+
+
 def supports(placer, timeline: Timeline, jobs) -> bool:
     """Whether :class:`CompiledListPlan` evaluates ``jobs`` on ``timeline``
     as ``placer`` would: a :class:`~iosched.bb.placement.BurstBufferPlacer`
@@ -305,7 +323,21 @@ class CompiledListPlan:
     :raises ValueError: if :func:`supports` is False for them.
 
     Costs are returned minus ``base``: those of the jobs of the order only,
-    summed from ``base`` as the ListPlan sums them.
+    summed from ``base`` as the ListPlan sums them (s ** alpha).
+
+    State, for ``L = len(jobs)`` and ``S`` segments at most (the
+    snapshot's plus two per placement): ``ST`` (float64, ``(L + 1, S)``,
+    segment starts in s), ``MK`` (uint64, ``(L + 1, S, W)``, free compute
+    nodes, bit ``i`` of word ``i // 64`` for resource id ``i``), ``FR``
+    (float64, ``(L + 1, S, P)``, free bytes of the ``P`` burst-buffer pools),
+    ``NS`` (segments per level): level ``k`` is the timeline after the first
+    ``k`` placed positions; ``ORD`` / ``CUM`` the placed order (job indices)
+    and its cumulative costs. Memory: ``O(L * S * (W + P))``.
+
+    Source: the plan of Kopanski & Rzadca (Euro-Par 2021, Section 3.3,
+    Algorithm 2: each job at its earliest start given the jobs before it;
+    score ``sum (start - submit) ** alpha``), as the artifact's
+    ``alloc_only.py`` (``create_execution_plan``) builds it.
     """
 
     def __init__(self, lplan, jobs, alpha: float):
@@ -319,8 +351,7 @@ class CompiledListPlan:
         st, masks, free = tl.state()
         self.base = lplan.cum[-1] if lplan.cum else 0.0
         S0, L, P = len(st), len(jobs), len(bbs)
-        top = max([m.bit_length() for m in masks] + [max(topo.order) + 1])
-        W = top // 64 + 1
+        W = max([m.bit_length() for m in masks] + [max(topo.order) + 1]) // 64 + 1
         smax = S0 + 2 * L + 2
         self.ST = np.empty((L + 1, smax))
         self.MK = np.zeros((L + 1, smax, W), dtype=np.uint64)
@@ -341,12 +372,7 @@ class CompiledListPlan:
         self.JSUB = np.array([float(j.subtime) for j in jobs])
         self.alpha = float(alpha)
         self.tols = np.array(tl.tols, dtype=np.float64)
-        self.topo_order = np.array(topo.order, dtype=np.int64)
-        pos = {s: k for k, s in enumerate(bbs)}
-        npref = max(len(v) for v in topo.pref.values())
-        self.pref = np.full((top, npref), -1, dtype=np.int64)
-        for c, pr in topo.pref.items():
-            self.pref[c, :len(pr)] = [pos[s] for s in pr]
+        self.topo_order, self.pref = _topology_arrays(topo, tuple(bbs))
         self.W, self.P = W, P
         self.scratch = (np.empty(smax, dtype=np.int8), np.empty(W, dtype=np.uint64),
                         np.empty(P), np.empty(P), np.empty(W, dtype=np.uint64),

@@ -339,6 +339,21 @@ class _Lazy:
         return self.f(k)
 
 
+def _lacks(mask: int, free_of, k: int, tols: list, n: int, bb: float) -> bool:
+    """Whether segment ``k`` alone lacks ``n`` free nodes (``mask``, int bit
+    mask) or ``n`` burst-buffer slots (``sum floor((free_of[k][x] + tols[x])
+    / bb)``, bytes, counted up to ``n``; ``free_of[k]`` is read only when the
+    nodes suffice). Then no window covering it fits (:func:`_scan`)."""
+    if mask.bit_count() < n:
+        return True
+    tot = 0
+    for f, tl in zip(free_of[k], tols):
+        tot += (f + tl) // bb
+        if tot >= n:
+            return False
+    return True
+
+
 def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tols: list, n: int,
           bb: float, duration: float, only_at: bool = False, first: int = 0) -> tuple:
     """The candidate scan of :func:`earliest_placement` and of
@@ -369,15 +384,7 @@ def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tol
             mj = seg_mask[i]
             if mj is None:
                 mj = seg_mask[i] = mask_of_seg[i]
-            b = mj.bit_count() < n
-            if not b:
-                tot = 0
-                for f, tl in zip(free_of[i], tols):
-                    tot += (f + tl) // bb
-                    if tot >= n:
-                        break
-                b = tot < n
-            bad[i] = b
+            b = bad[i] = _lacks(mj, free_of, i, tols, n, bb)
         if b:
             if only_at:
                 break
@@ -391,21 +398,11 @@ def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tol
         fail = -1       # the segment whose inclusion made the window [i..] fail
         while j < S and (j == i or start_of[j] < end):
             b = bad[j]
-            fj = None
             mj = seg_mask[j]
             if mj is None:
                 mj = seg_mask[j] = mask_of_seg[j]
             if b is None:
-                b = mj.bit_count() < n
-                if not b:
-                    fj = free_of[j]
-                    tot = 0     # burst buffers the segment holds, counted up to n
-                    for f, tl in zip(fj, tols):
-                        tot += (f + tl) // bb
-                        if tot >= n:
-                            break
-                    b = tot < n
-                bad[j] = b
+                b = bad[j] = _lacks(mj, free_of, j, tols, n, bb)
             if b:
                 fail = j
                 break
@@ -413,8 +410,7 @@ def _scan(topo: Topology, bbs: list, S: int, start_of, mask_of_seg, free_of, tol
             if mask.bit_count() < n:
                 fail = j
                 break
-            if fj is None:
-                fj = free_of[j]
+            fj = free_of[j]
             mins = list(fj) if mins is None else list(map(min, mins, fj))
             j += 1
         if fail < 0:
