@@ -36,6 +36,18 @@ def _shared_dir() -> Path | None:
 SHARED = _shared_dir()
 GOLDEN_DIRS = sorted(p for p in (SHARED / "golden").glob("g*") if (p / "out_jobs.csv").is_file()) \
     if SHARED else []
+
+
+def _dynamic(run: Path) -> bool:
+    """A golden run whose scheduler registered dynamic jobs (case.json's
+    Batsim flags): its rows are phases, merged into workload jobs by the
+    metrics, whereas Batsim's ``out_schedule.csv`` counts every row."""
+    case = run / "case.json"
+    return case.is_file() and "--enable-dynamic-jobs" in json.loads(case.read_text()).get("batsim_flags", [])
+
+
+STATIC_GOLDEN_DIRS = [p for p in GOLDEN_DIRS if not _dynamic(p)]
+DYNAMIC_GOLDEN_DIRS = [p for p in GOLDEN_DIRS if _dynamic(p)]
 needs_golden = pytest.mark.skipif(SHARED is None, reason="shared/golden (real Batsim 4.2.1 outputs) "
                                                          "is not available on this machine")
 
@@ -385,7 +397,7 @@ def test_format_table(five_dir):
 # ---------------------------------------------------------------------------
 
 @needs_golden
-@pytest.mark.parametrize("run", GOLDEN_DIRS, ids=lambda p: p.name)
+@pytest.mark.parametrize("run", STATIC_GOLDEN_DIRS, ids=lambda p: p.name)
 def test_golden_jobs_load_and_are_consistent(run):
     jobs = load_jobs(run)
     with (run / "out_jobs.csv").open() as fh:
@@ -409,7 +421,21 @@ def test_golden_jobs_load_and_are_consistent(run):
 
 
 @needs_golden
-@pytest.mark.parametrize("run", GOLDEN_DIRS, ids=lambda p: p.name)
+@pytest.mark.parametrize("run", DYNAMIC_GOLDEN_DIRS, ids=lambda p: p.name)
+def test_golden_dynamic_runs_merge_into_the_workload_jobs(run):
+    """The rows of a run with dynamic jobs merge into exactly the workload's
+    jobs, each with one final state, and Batsim's row count is the raw one."""
+    case = json.loads((run / "case.json").read_text())
+    wl = json.loads((SHARED / "golden" / case["workloads"][0]).read_text())
+    m = compute_metrics(load_jobs(run))
+    assert m["nb_jobs"] == len(wl["jobs"])
+    assert sum(m["final_states"].values()) == len(wl["jobs"])
+    sched = pd.read_csv(run / "out_schedule.csv").iloc[0]
+    assert len(load_jobs(run, merge=False)) == sched["nb_jobs"] > len(wl["jobs"])
+
+
+@needs_golden
+@pytest.mark.parametrize("run", STATIC_GOLDEN_DIRS, ids=lambda p: p.name)
 def test_golden_metrics_agree_with_batsim_schedule_csv(run):
     """Batsim's own aggregates (``out_schedule.csv``) are computed from
     unrounded times; ours from the 6-decimal jobs.csv."""
