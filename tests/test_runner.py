@@ -73,6 +73,15 @@ FAKE_ENGINE = RECORD + textwrap.dedent('''
     if a.mode == "crash":
         print("engine: bad input: workload field 'jobs' is missing", file=sys.stderr)
         sys.exit(2)
+    if a.mode == "abort":  # the real Batsim on a failed xbt_assert: message, backtrace, SIGABRT
+        print("[master_host0:Scheduler REQ-REP:(4) 0.000750] ../src/protocol.cpp:913: [root/CRITICAL] "
+              "Invalid JSON message: the 'data' value of event 1 (EXECUTE_JOB) should be of size in "
+              "{2,3} (size=4)", file=sys.stderr)
+        print("Backtrace (displayed in actor Scheduler REQ-REP):", file=sys.stderr)
+        for k in range(3):
+            print(f"  ->  {k}# frame{k} in libsimgrid.so.3.32", file=sys.stderr)
+        sys.stderr.flush()
+        os.abort()
     ctx = zmq.Context()
     s = ctx.socket(zmq.REQ)
     s.setsockopt(zmq.LINGER, 0)
@@ -405,6 +414,18 @@ def test_engine_failing_kills_scheduler(env, tmp_path):
     _assert_all_gone(env, ei.value, expect_min=2)
     # the command lines were recorded before the failure
     assert json.loads((tmp_path / "out" / "command.json").read_text())["engine"]["argv"]
+
+
+def test_engine_abort_reports_its_assertion_not_its_backtrace(env, tmp_path):
+    """The real Batsim dies on a failed assertion with SIGABRT after printing
+    the assertion and a SimGrid backtrace: the reason given is the assertion."""
+    with pytest.raises(RunError) as ei:
+        _run(env, FILLER, tmp_path / "out", engine_args=["--mode", "abort"])
+    msg = str(ei.value)
+    assert msg.startswith("engine was killed by signal 6 (SIGABRT): ")
+    assert msg.endswith("[root/CRITICAL] Invalid JSON message: the 'data' value of event 1 (EXECUTE_JOB) "
+                        "should be of size in {2,3} (size=4)")
+    _assert_all_gone(env, ei.value, expect_min=2)
 
 
 def test_engine_command_not_found(env, tmp_path):

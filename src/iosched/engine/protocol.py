@@ -123,8 +123,6 @@ class ProtocolMixin:
                 f"scheduler reply at t={now:.6f} must be an object with a numeric 'now' and an 'events' list"
             )
         rnow = float(reply["now"])
-        if rnow < now - 1e-9:
-            raise ProtocolError(f"scheduler reply 'now'={rnow} is earlier than the request's now={now}")
         self._reply_now = max(rnow, now)
         chain = []
         last_ts = -INF

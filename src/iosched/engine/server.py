@@ -43,6 +43,7 @@ import time
 
 import zmq
 
+from iosched.batsim.wire import batsim_numbers
 from iosched.engine.execution import ExecutionMixin
 from iosched.engine.export import ExportMixin, prepare_prefix
 from iosched.engine.ipp import (
@@ -68,6 +69,11 @@ from iosched.errors import InputError, ProtocolError
 __all__ = ["EngineConfig", "SchedulerTimeout", "Simulation", "import_simgrid"]
 
 INF = math.inf
+
+#: Size (bytes) of every message between Batsim's actors (``send_message``,
+#: src/ipp.cpp: ``mailbox->put(message, 1)``): each one travels the route
+#: from its sender to the master host in latency + 1 byte / bandwidth.
+MESSAGE_BYTES = 1.0
 
 
 class SchedulerTimeout(RuntimeError):
@@ -235,9 +241,11 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
 
         def lat(a, b):
             try:
-                return float(a.route_to(b)[1])
+                links, latency = a.route_to(b)
             except Exception:
                 return 0.0
+            size = MESSAGE_BYTES / min((float(ln.bandwidth) for ln in links), default=INF)
+            return float(latency) + size
 
         self.L_mm = lat(self.master, self.master)
         self.L_hm = [lat(h, self.master) for h in self.hosts]
@@ -310,7 +318,7 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
         try:
             self.sock.SNDTIMEO = 1000
             self.sock.RCVTIMEO = 1000
-            self.sock.send_string(json.dumps({"now": self.now, "events": [
+            self.sock.send_string(json.dumps({"now": batsim_numbers(self.now), "events": [
                 {"timestamp": self.now, "type": "SIMULATION_ENDS", "data": {}}]}))
             self.sock.recv_string()
         except zmq.ZMQError:
@@ -534,7 +542,7 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
         t0 = time.perf_counter()
         try:
             self._expect_send = False
-            out = json.dumps(msg)
+            out = json.dumps(batsim_numbers(msg))
             self.sock.send_string(out)
             raw = self.sock.recv_string()
             self._expect_send = True

@@ -97,10 +97,21 @@ def fmt_s(seconds: float) -> str:
     return f"{seconds:g}"
 
 
+def _backtrace_line(line: str) -> bool:
+    """A line of the backtrace SimGrid prints after a failed assertion
+    (``xbt_assert``/``xbt_die`` in the real Batsim: ``Backtrace (displayed in
+    actor X):`` then ``->  N# function in library`` lines): never the reason;
+    the ``[root/CRITICAL]`` line above it is."""
+    return line.startswith("->") or line.startswith("Backtrace (displayed in ")
+
+
 def _last_line(*paths: Path | None, skip_xtrace: bool = False) -> str:
     """Last non-empty line of the first file of *paths* that has one ('' if none).
 
     With *skip_xtrace*, lines written by ``bash -x`` (``+ command``) are skipped.
+    SimGrid's backtrace lines are always skipped (:func:`_backtrace_line`), so
+    an engine that aborted on an assertion is reported by its assertion's
+    message.
     """
     for path in paths:
         if path is None:
@@ -116,6 +127,8 @@ def _last_line(*paths: Path | None, skip_xtrace: bool = False) -> str:
         for line in reversed(tail.splitlines()):
             line = one_line(line)
             if skip_xtrace and line.startswith("+") and line.lstrip("+").startswith(" "):
+                continue
+            if _backtrace_line(line):
                 continue
             if line:
                 if len(line) > _MAX_REASON:

@@ -1,0 +1,54 @@
+"""Batsim 4.2.1's wire format: how the numbers of a message to the
+scheduler are written.
+
+Batsim serializes every message it sends with its own rapidjson writer
+(``Writer::Double`` in ``src/protocol.hpp`` at tag v4.2.1, used by
+``JsonProtocolWriter::generate_current_message`` in ``src/protocol.cpp``):
+each double is printed with ``snprintf("%6f")``, i.e. rounded to 6
+decimals, while integers stay integers. It applies to every number of the
+message: ``now``, the events' ``timestamp``, and the numbers inside the
+forwarded job and profile descriptions (which Batsim re-serializes). A
+scheduler therefore sees ``now`` = 250222.00015 where the engine's clock
+is 250222.000150000xxx; pybatsim echoes that rounded time in its replies,
+and Batsim applies a reply's event at its (rounded) timestamp if that is
+still ahead of its clock (``JsonProtocolReader::send_message_at_time``).
+
+:func:`batsim_numbers` gives a message the values a scheduler parses from
+Batsim's text: each float replaced by the double nearest to its 6-decimal
+rendering (what ``float("%.6f" % x)`` is, and what the scheduler's JSON
+parser gets from Batsim's bytes); ints, strings, booleans and None
+unchanged. The text differs from Batsim's (``0.3`` for ``0.300000``), the
+numbers the scheduler reads do not.
+"""
+
+from __future__ import annotations
+
+__all__ = ["batsim_float", "batsim_numbers"]
+
+
+def batsim_float(x: float) -> float:
+    """The double a scheduler reads for *x* written by Batsim (6 decimals).
+
+    :param x: a finite float (s, bytes, flops...).
+    :returns: ``float("%.6f" % x)``.
+    """
+    return float("%.6f" % x)
+
+
+def batsim_numbers(obj):
+    """A copy of a JSON-like message with every float as Batsim writes it.
+
+    :param obj: dicts, lists, floats, ints, strings, booleans, None, nested
+        (a message ``{"now": t, "events": [...]}`` or any part of it).
+    :returns: the same structure (new dicts and lists where they hold a
+        float or a container; other values shared) with each float ``x``
+        replaced by :func:`batsim_float` ``(x)``.
+    """
+    t = type(obj)
+    if t is float:
+        return float("%.6f" % obj)
+    if t is dict:
+        return {k: batsim_numbers(v) for k, v in obj.items()}
+    if t is list:
+        return [batsim_numbers(v) for v in obj]
+    return obj
