@@ -417,3 +417,46 @@ def test_iosched_run_metrics_count_the_compute_hosts_of_the_engine_command(input
     assert m["nb_resources"] == 3 and m["final_states"] == {"COMPLETED_SUCCESSFULLY": 4}
     allocs = [row["allocated_resources"] for row in csv.DictReader(open(out / "out_jobs.csv"))]
     assert all("3" not in a for a in allocs)  # node_3 (resource 3) holds no job
+
+
+# A platform whose every route is one 10 B/s link without latency: each of
+# Batsim's internal 1-byte messages then costs 0.1 s.
+SLOW_PLATFORM = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+<zone id="AS0" routing="Full">
+  <host id="master_host" speed="1Gf"/>
+  <host id="n0" speed="1Gf"/><host id="n1" speed="1Gf"/><host id="n2" speed="1Gf"/>
+  <link id="mloop" bandwidth="10Bps" latency="0s"/>
+  <link id="l0" bandwidth="10Bps" latency="0s"/><link id="l1" bandwidth="10Bps" latency="0s"/>
+  <link id="l2" bandwidth="10Bps" latency="0s"/>
+  <route src="master_host" dst="master_host"><link_ctn id="mloop"/></route>
+  <route src="n0" dst="master_host"><link_ctn id="l0"/></route>
+  <route src="n1" dst="master_host"><link_ctn id="l1"/></route>
+  <route src="n2" dst="master_host"><link_ctn id="l2"/></route>
+</zone>
+</platform>
+"""
+
+
+def test_internal_messages_cost_one_byte_over_their_route(tmp_path):
+    """Batsim's actors exchange 1-byte messages (src/ipp.cpp): on 10 B/s
+    links each costs 0.1 s. The expected rows are the real Batsim 4.2.1's
+    on these inputs with pybatsim's fillerSched (recorded 2026-11-27): job 0
+    submitted at 0 starts at 0.405 (HELLO, submission, EXECUTE_JOB: 0.3 s,
+    and fillerSched's first reply is 5 ms late), jobs 1 and 2 submitted at
+    20 start at 20.5 and 20.6; with latency only they would start at 0.005
+    and 20."""
+    p = tmp_path / "slow.xml"
+    p.write_text(SLOW_PLATFORM)
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 3, "profiles": {"d10": {"type": "delay", "delay": 10}}, "jobs": [
+        {"id": 0, "subtime": 0, "res": 1, "profile": "d10"},
+        {"id": 1, "subtime": 20, "res": 2, "profile": "d10"},
+        {"id": 2, "subtime": 20, "res": 1, "profile": "d10", "walltime": 5}]}))
+    run_simulation(p, w, filler(), tmp_path / "out", timeout=60)
+    rows = [(r["job_id"], r["final_state"], r["starting_time"], r["finish_time"], r["allocated_resources"])
+            for r in csv.DictReader(open(tmp_path / "out" / "out_jobs.csv"))]
+    assert rows == [("0", "COMPLETED_SUCCESSFULLY", "0.405000", "10.405000", "0"),
+                    ("2", "COMPLETED_WALLTIME_REACHED", "20.600000", "25.600000", "2"),
+                    ("1", "COMPLETED_SUCCESSFULLY", "20.500000", "30.500000", "0-1")]

@@ -18,15 +18,25 @@ the end (:mod:`iosched.engine.export`).
 (protocol, execution, export), sharing its attributes: a method of one calls
 those of the others on ``self``, with no indirection on the hot paths.
 
-Timing model (Batsim 4.2.1, measured on ``shared/golden``): Batsim's internal
-messages travel through the platform. With ``L_mm`` the latency of the route
-master -> master and ``L_hm(h)`` that of the route h -> master:
+Timing model (Batsim 4.2.1, measured on ``shared/golden`` and against the
+real Batsim on a platform of 10 B/s links, where each message costs 0.1 s):
+Batsim's internal messages travel through the platform as 1-byte
+communications (``send_message``, src/ipp.cpp: ``mailbox->put(message, 1)``),
+each taking the route's latency + 1 byte / its bottleneck bandwidth (a few
+ns on real platforms, enough to order a job's end after a submission due at
+the same instant: the job started a few message costs after its decision).
+With ``L_mm`` that cost on the route master -> master and ``L_hm(h)`` on the
+route h -> master:
 a job submitted at ``s`` is announced at ``s`` + the duration of the
 submitter's previous put + that of its own (``_submitter_wakes``; both
 ``L_mm`` when the server is free: ``s + 2 L_mm``); EXECUTE_JOB at
 ``t`` starts the job at ``t + L_mm``; a job ending at ``c`` on first host h is
 announced at ``c + L_hm(h)``; the next message is not sent before the
-scheduler's reply ``now`` + ``L_mm``.
+scheduler's reply ``now`` + ``L_mm``. Every number sent to the scheduler is
+rounded to 6 decimals as Batsim writes it (:mod:`iosched.batsim.wire`); a
+reply's event applies at max(its timestamp, the clock), as Batsim's
+``send_message_at_time`` (src/protocol.cpp) sleeps until a timestamp still
+ahead.
 
 Sources: Batsim 4.2.1 ``docs/protocol.rst``, ``docs/input-workload.rst``.
 """
