@@ -175,9 +175,9 @@ iosched extension options (embedded engine only):
   --progress-file <file>             Rewrite <file> at most once a second with the simulated
                                      time (s), the jobs ended and the static jobs (iosched run).
   --embedded-extensions              Serve the embedded-only features that the real Batsim 4.2.1
-                                     refuses, ignores or crashes on (docs/real-batsim.md,
-                                     "Embedded-only features"); without it they are refused in
-                                     one line, as Batsim would.
+                                     refuses, ignores or crashes on (listed in
+                                     docs/real-batsim.md); without it they are refused in one
+                                     line, as Batsim would.
   --strict-batsim                    No effect (kept for old command lines): refusing what the
                                      real Batsim 4.2.1 refuses is the default.
 """

@@ -338,7 +338,7 @@ class ProtocolMixin:
         if n != 2 and n != 3 and (n < 2 or not self.extensions):
             jid = data.get("job_id")
             raise ProtocolError(
-                f"EXECUTE_JOB {jid if type(jid) is str else ''} at t={ts:.6f}: 'data' has {n} members "
+                f"EXECUTE_JOB{' ' + jid if type(jid) is str else ''} at t={ts:.6f}: 'data' has {n} members "
                 f"({', '.join(sorted(map(str, data)))}); "
                 "Batsim 4.2.1 needs 2 or 3: 'job_id', 'alloc' and at most one of 'mapping', "
                 f"'storage_mapping', 'additional_io_job' (more are served with {EXTENSION_FLAG} only)")
