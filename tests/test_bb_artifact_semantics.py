@@ -251,9 +251,11 @@ def test_phases_and_composed_encodings_give_the_same_schedule(tmp_path):
     tables = {}
     for enc in ("phases", "composed"):
         out = tmp_path / enc
+        # the composed encoding registers composed profiles: an embedded-only feature
+        ext = ["--embedded-extensions"] if enc == "composed" else []
         run_simulation(plat, wl, SCHEDULERS_DIR / "burstbuffer.py", out, timeout=120,
                        options={"policy": "fcfs-bb", "bb_capacity": 20e9, "encoding": enc},
-                       engine_args=["-r", "node_4:storage", "--enable-dynamic-jobs"])
+                       engine_args=["-r", "node_4:storage", "--enable-dynamic-jobs", *ext])
         tables[enc] = merge_runs(load_jobs(out)).set_index("job_id")
     a, b = tables["phases"], tables["composed"]
     assert a.attrs["nb_runs_merged"] == b.attrs["nb_runs_merged"] == 12

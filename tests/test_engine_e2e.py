@@ -130,11 +130,11 @@ def test_unreachable_scheduler_engine_gives_up(inputs, tmp_path):
 
 @pytest.mark.parametrize("content, code, message", [
     ("{not json", 1, "invalid JSON"),
-    (json.dumps({"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "x"}],
+    (json.dumps({"nb_res": 1, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "x"}],
                  "profiles": {"x": {"type": "warp"}}}), 1, "unknown profile type 'warp'"),
-    (json.dumps({"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "nope"}],
+    (json.dumps({"nb_res": 1, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "nope"}],
                  "profiles": {}}), 1, "unknown profile 'nope'"),
-    (json.dumps({"jobs": [{"id": 1, "subtime": -1, "res": 1, "profile": "x"}],
+    (json.dumps({"nb_res": 1, "jobs": [{"id": 1, "subtime": "soon", "res": 1, "profile": "x"}],
                  "profiles": {"x": {"type": "delay", "delay": 1}}}), 1, "subtime"),
 ])
 def test_engine_bad_workload_one_line(inputs, tmp_path, content, code, message):
@@ -214,9 +214,11 @@ def test_dynamic_profiles_are_garbage_collected_unless_reuse(inputs, tmp_path):
         run_simulation(p, w, sched, tmp_path / "gc", options={"dynamic": True, "reuse": True},
                        timeout=60, engine_args=["--enable-dynamic-jobs", "--acknowledge-dynamic-jobs"])
     out = tmp_path / "reuse"
+    # dynamic profiles with --enable-profile-reuse crash the real Batsim 4.2.1:
+    # an embedded-only feature
     run_simulation(p, w, sched, out, options={"dynamic": True, "reuse": True}, timeout=60,
                    engine_args=["--enable-dynamic-jobs", "--acknowledge-dynamic-jobs",
-                                "--enable-profile-reuse"])
+                                "--enable-profile-reuse", "--embedded-extensions"])
     rows = {(r["workload_name"], r["job_id"]): r for r in csv.DictReader(open(out / "out_jobs.csv"))}
     assert rows[("dyn", "again")]["final_state"] == "COMPLETED_SUCCESSFULLY"
     assert float(rows[("dyn", "again")]["starting_time"]) >= float(rows[("dyn", "extra")]["finish_time"])
@@ -252,35 +254,46 @@ def test_every_event_passes_through_the_server_mailbox(inputs, tmp_path):
     ({"dynamic": True, "reuse": True, "reregister": True}, [], "name of a collected dynamic profile"),
 ])
 def test_requests_the_real_batsim_cannot_serve(inputs, tmp_path, options, extra_args, keyword):
-    """Served with one warning line by default, refused with --strict-batsim
-    (the real Batsim 4.2.1 crashes or aborts on them)."""
+    """Refused in one line by default (the real Batsim 4.2.1 crashes or
+    aborts on them); served, without a warning, with --embedded-extensions.
+    --strict-batsim is accepted and changes nothing."""
     p, _ = inputs
     w = _one_job_workload(tmp_path)
     sched = HERE / "schedulers" / "protocolExerciser.py"
-    out = tmp_path / "lenient"
-    run_simulation(p, w, sched, out, options=options, timeout=60, engine_args=DYN_ARGS + extra_args)
+    for strict in ([], ["--strict-batsim"]):
+        with pytest.raises(RunError, match=r"REGISTER_PROFILE dyn!d5 .*real Batsim 4\.2\.1.*"
+                                           r"--embedded-extensions only") as exc:
+            run_simulation(p, w, sched, tmp_path / f"strict{len(strict)}", options=options, timeout=60,
+                           engine_args=DYN_ARGS + extra_args + strict)
+        assert keyword in str(exc.value)
+    out = tmp_path / "extensions"
+    run_simulation(p, w, sched, out, options=options, timeout=60,
+                   engine_args=DYN_ARGS + extra_args + ["--embedded-extensions"])
     rows = {(r["workload_name"], r["job_id"]): r for r in csv.DictReader(open(out / "out_jobs.csv"))}
     assert rows[("dyn", "again")]["final_state"] == "COMPLETED_SUCCESSFULLY"
-    warnings = [ln for ln in (out / "engine.log").read_text().splitlines() if "warning:" in ln]
-    assert len(warnings) == 1 and "real Batsim 4.2.1" in warnings[0] and "--strict-batsim" in warnings[0]
-    assert keyword in warnings[0]
-    with pytest.raises(RunError, match=r"REGISTER_PROFILE dyn!d5 .*real Batsim 4\.2\.1.*\(--strict-batsim\)"):
-        run_simulation(p, w, sched, tmp_path / "strict", options=options, timeout=60,
-                       engine_args=DYN_ARGS + extra_args + ["--strict-batsim"])
+    assert not [ln for ln in (out / "engine.log").read_text().splitlines() if "warning" in ln]
 
 
-def test_dynamic_composed_profile_is_flagged_in_strict_mode(inputs, tmp_path):
+def test_dynamic_composed_profile_needs_the_extensions(inputs, tmp_path):
     """A dynamically registered composed profile (the real Batsim 4.2.1
-    crashes running such jobs): an error with --strict-batsim."""
+    crashes running such jobs): refused by default, served with
+    --embedded-extensions."""
     p, _ = inputs
     w = _one_job_workload(tmp_path)
-    sim = Simulation(EngineConfig(p, [w], export_prefix=str(tmp_path / "o"), dynamic_jobs=True,
-                                  strict_batsim=True))
-    sim._h_register_profile(0.0, {"workload_name": "dyn", "profile_name": "d1",
-                                  "profile": {"type": "delay", "delay": 1}})
-    with pytest.raises(ProtocolError, match="composed profiles .*--strict-batsim"):
-        sim._h_register_profile(0.0, {"workload_name": "dyn", "profile_name": "c",
-                                      "profile": {"type": "composed", "seq": ["d1"]}})
+    for ext in (False, True):
+        cfg = EngineConfig(p, [w], export_prefix=str(tmp_path / "o"), dynamic_jobs=True)
+        cfg.embedded_extensions = ext
+        sim = Simulation(cfg)
+        sim._h_register_profile(0.0, {"workload_name": "dyn", "profile_name": "d1",
+                                      "profile": {"type": "delay", "delay": 1}})
+        composed = {"workload_name": "dyn", "profile_name": "c",
+                    "profile": {"type": "composed", "seq": ["d1"]}}
+        if ext:
+            sim._h_register_profile(0.0, composed)
+            assert sim.profiles["dyn"]["c"]["type"] == "composed"
+        else:
+            with pytest.raises(ProtocolError, match="registered composed profiles.*--embedded-extensions only"):
+                sim._h_register_profile(0.0, composed)
 
 
 def test_dynamic_registration_refused_when_disabled(inputs, tmp_path):

@@ -75,14 +75,14 @@ GOOD = {
     (lambda w: w["profiles"].update(x={"type": "smpi", "trace": "t"}), "out of scope"),
     (lambda w: w["jobs"].append({"id": 2, "subtime": 0, "res": 1, "profile": "zz"}), "unknown profile 'zz'"),
     (lambda w: w["jobs"].append({"id": 1, "subtime": 0, "res": 1, "profile": "d"}), "duplicate job id '1'"),
-    (lambda w: w["jobs"][0].update(subtime=-3), "jobs\\[0\\]/subtime"),
-    (lambda w: w["jobs"][0].update(walltime="ten"), "jobs\\[0\\]/walltime"),
-    (lambda w: w["jobs"][0].update(walltime=-5), "walltime must be > 0 or -1"),
-    (lambda w: w["jobs"][0].update(res=0), "jobs\\[0\\]/res"),
+    (lambda w: w["jobs"][0].update(subtime="3"), r"jobs\[0\] \(id '1'\): field 'subtime': not a number"),
+    (lambda w: w["jobs"][0].update(walltime="ten"), r"jobs\[0\] \(id '1'\): field 'walltime'"),
+    (lambda w: w["jobs"][0].update(walltime=-5), "walltime': must be > 0 or -1"),
+    (lambda w: w["jobs"][0].update(res=-1), r"jobs\[0\] \(id '1'\): field 'res': must be >= 0"),
     (lambda w: w["profiles"]["d"].update(delay=-1), "profile 'd'.*delay"),
     (lambda w: w["profiles"].update(c={"type": "composed", "seq": ["c"]}), "cycle"),
     (lambda w: w["profiles"].update(p={"type": "parallel", "cpu": [1, 2], "com": [0]}), "expected 2\\^2"),
-    (lambda w: w.pop("profiles"), "'profiles' is a required property"),
+    (lambda w: w.pop("profiles"), "no 'profiles' field"),
 ])
 def test_bad_workloads_name_file_and_field(tmp_path, mutate, message):
     w = json.loads(json.dumps(GOOD))
@@ -203,33 +203,32 @@ def test_parse_alloc_errors(text, message):
 
 @pytest.mark.parametrize("profile", [
     {"type": "parallel", "cpu": [1, 2.5], "com": [0, 1, 2, 0]},
-    {"type": "parallel", "com": [0, 1, 2, 0]},
-    {"type": "parallel_homogeneous", "cpu": 1, "com": 0, "generation_strategy": "DefinedAmountsSpreadUniformly"},
+    {"type": "parallel_homogeneous", "cpu": 1, "com": 0, "generation_strategy": "DefinedAmountsUsedForEachValue"},
     {"type": "parallel_homogeneous_total", "cpu": 1e9, "com": 1e6},
     {"type": "parallel_homogeneous_pfs", "bytes_to_read": 1, "bytes_to_write": 0, "storage": "nfs"},
     {"type": "data_staging", "nb_bytes": 3, "from": "a", "to": "b"},
     {"type": "composed", "seq": ["x"], "repeat": 2},
 ])
-def test_fast_profile_check_agrees_with_the_schema_on_valid_profiles(profile):
-    from iosched.engine.workload import _VALIDATORS, _fast_profile_ok
+def test_valid_profiles_are_accepted(profile):
+    from iosched.engine.workload import validate_profile
 
-    assert _fast_profile_ok(profile["type"], profile)
-    assert not list(_VALIDATORS[profile["type"]].iter_errors(profile))
+    assert validate_profile("p", profile, "f") is None
 
 
 @given(st.sampled_from(["parallel", "parallel_homogeneous", "parallel_homogeneous_pfs",
                         "data_staging", "composed", "delay"]),
        st.dictionaries(st.sampled_from(["cpu", "com", "delay", "bytes_to_read", "bytes_to_write",
-                                        "storage", "nb_bytes", "from", "to", "seq", "repeat",
-                                        "generation_strategy"]),
+                                        "storage", "host", "nb_bytes", "from", "to", "seq", "repeat",
+                                        "generation_strategy", "ret"]),
                        st.one_of(st.integers(-3, 3), st.floats(-1, 1e3, allow_nan=False), st.booleans(),
                                  st.sampled_from(["", "a", "DefinedAmountsSpreadUniformly"]),
                                  st.lists(st.integers(-1, 3), max_size=4),
                                  st.lists(st.sampled_from(["a", "b"]), max_size=3)),
                        max_size=5))
-def test_fast_profile_check_never_accepts_what_the_schema_rejects(ptype, fields):
-    from iosched.engine.workload import _VALIDATORS, _fast_profile_ok
+def test_profile_check_answers_with_one_line_or_accepts(ptype, fields):
+    from iosched.engine.workload import validate_profile
 
-    profile = {"type": ptype, **fields}
-    if _fast_profile_ok(ptype, profile):
-        assert not list(_VALIDATORS[ptype].iter_errors(profile))
+    try:
+        validate_profile("p", {"type": ptype, **fields}, "f")
+    except InputError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith("f: profile 'p': ")

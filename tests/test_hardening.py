@@ -35,7 +35,7 @@ def _workload(tmp_path, job=None, profile=None, raw=None):
     if raw is None:
         job = job or '"subtime": 0, "walltime": 10'
         profile = profile or '"delay": 5'
-        raw = ('{"jobs": [{"id": 7, "res": 1, "profile": "d", %s}], '
+        raw = ('{"nb_res": 4, "jobs": [{"id": 7, "res": 1, "profile": "d", %s}], '
                '"profiles": {"d": {"type": "delay", %s}}}' % (job, profile))
     w.write_text(raw)
     return str(w)
@@ -68,14 +68,16 @@ def test_workload_numbers_finite_and_in_range(tmp_path, job, profile, message):
 
 
 def test_parallel_profile_non_finite_is_named(tmp_path):
-    raw = json.dumps({"jobs": [], "profiles": {"p": {"type": "parallel", "cpu": [1, 2], "com": [0, 0, 0, 0]}}})
+    raw = json.dumps({"nb_res": 4, "jobs": [],
+                      "profiles": {"p": {"type": "parallel", "cpu": [1, 2], "com": [0, 0, 0, 0]}}})
     path = _workload(tmp_path, raw=raw.replace("[1, 2]", "[1, NaN]"))
     with pytest.raises(InputError, match=r"profile 'p': field 'cpu/1': nan"):
         load_workload(path, "w0")
 
 
 def test_valid_edge_times_still_accepted(tmp_path):
-    path = _workload(tmp_path, '"subtime": 4294967296, "walltime": -1', '"delay": 0')
+    # (Batsim 4.2.1 refuses a delay of 0: the smallest positive one is an edge)
+    path = _workload(tmp_path, '"subtime": 4294967296, "walltime": -1', '"delay": 5e-324')
     wl = load_workload(path, "w0")
     assert wl.jobs[0].subtime == 2.0 ** 32 and wl.jobs[0].walltime is None
 
@@ -89,7 +91,7 @@ def platform(tmp_path):
 
 @pytest.mark.parametrize("raw, message", [
     ("[" * 100000, "invalid JSON: nesting too deep"),
-    ('{"jobs": [{"id": 1, "subtime": NaN, "res": 1, "profile": "d"}], '
+    ('{"nb_res": 1, "jobs": [{"id": 1, "subtime": NaN, "res": 1, "profile": "d"}], '
      '"profiles": {"d": {"type": "delay", "delay": 1}}}', "nan is not a finite number"),
 ])
 def test_engine_cli_bad_workload_one_line(tmp_path, platform, raw, message):
@@ -228,7 +230,7 @@ def test_campaign_validated_in_full_before_anything_runs(tmp_path, platform):
     with pytest.raises(InputError, match=r"field 'schedulers/0/options/alpha': inf"):
         load_campaign(campaign(scheduler="{name: plan-2, options: {alpha: .inf}}"))
     bad = tmp_path / "bad.json"
-    bad.write_text('{"jobs": [{"id": 1, "subtime": NaN, "res": 1, "profile": "d"}], '
+    bad.write_text('{"nb_res": 1, "jobs": [{"id": 1, "subtime": NaN, "res": 1, "profile": "d"}], '
                    '"profiles": {"d": {"type": "delay", "delay": 1}}}')
     with pytest.raises(InputError, match=r"workloads\[0\].file: .*nan is not a finite"):
         load_campaign(campaign(wfile=bad))

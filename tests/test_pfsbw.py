@@ -288,7 +288,10 @@ def test_end_to_end_adaptive_on_the_engine(tmp_path):
     jobs = simulate(plat, wl, "adaptive", {"limit": 10 * pw.GIB, "trace": str(trace),
                                            "pretrain": {"write_x8": {"bytes": 80 * pw.GIB,
                                                                      "runtime": 80 / 3.75}}},
-                    output_dir=tmp_path / "out")
+                    output_dir=tmp_path / "out",
+                    # its EXECUTE_JOB carries both mapping and storage_mapping,
+                    # which Batsim 4.2.1 refuses: an embedded-engine extension
+                    engine_args=["--embedded-extensions"])
     assert (jobs["final_state"] == "COMPLETED_SUCCESSFULLY").all() and len(jobs) == 20
     # write x1: one thread writes 10 GiB at 0.5 GiB/s (its core's link), not contended
     x1 = jobs[jobs["profile"] == "write_x1"]

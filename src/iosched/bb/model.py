@@ -42,7 +42,8 @@ no mapping); when ``bb!J:k`` completes successfully, phase ``k + 1`` is
 registered and executed at the same simulated time. Each profile is
 registered once and used by one job, so no composed dynamic profile and no
 profile reused after its job ended: the real Batsim 4.2.1 crashes on
-both. The embedded-only ``composed`` encoding (option ``encoding``) runs
+both. The embedded-only ``composed`` encoding (option ``encoding``; the
+engine serves it with ``--embedded-extensions`` only) runs
 the same steps as one job ``bb!J`` with a composed profile ``J`` =
 ``[J:si, J:c, (J:k, J:cd) * (P-1), J:so]``; both give the same SimGrid
 tasks in the same order at the same times. Every transfer is a flow of a

@@ -4,7 +4,8 @@ A :class:`Job` goes ``None`` (known, not yet submitted) -> :data:`SUBMITTED`
 -> :data:`SCHEDULED` (EXECUTE_JOB received, start pending: the message's
 latency) -> :data:`RUNNING` -> one of :data:`iosched.batsim.jobs.FINAL_STATES`
 (or from SUBMITTED straight to REJECTED or to the state CHANGE_JOB_STATE
-sets). ``token`` counts starts, so that a timer or a completion report of an
+sets). ``gone``: the scheduler was told of its end; ``kill_requested``: a
+KILL_JOB named it. ``token`` counts starts, so that a timer or a completion report of an
 earlier run of the job object is recognised as stale.
 """
 
@@ -24,7 +25,7 @@ class Job:
         "id", "workload", "local_id", "subtime", "res", "profile", "walltime", "json",
         "state", "start", "finish", "alloc", "alloc_str", "metadata", "return_code",
         "actor", "token", "steps", "step_index", "step_started", "exec", "first_host", "step_min",
-        "static", "exec_seq",
+        "static", "exec_seq", "gone", "kill_requested",
     )
 
     def __init__(self, spec, static=True):
@@ -53,6 +54,11 @@ class Job:
         self.step_min = None
         self.first_host = 0
         self.static = static
+        # Batsim 4.2.1 deletes a job once the message telling its end (or
+        # after its rejection) is sent; a later KILL_JOB or SET_JOB_METADATA
+        # naming it aborts (see ProtocolMixin._mark_gone)
+        self.gone = False
+        self.kill_requested = False  # a KILL_JOB was received for it
 
 
 class DynamicSpec:

@@ -12,16 +12,18 @@ Construction rules (Batsim 4.2.1, checked against ``shared/golden``):
   (or on ``mapping[i]`` when given).
 * ``parallel_homogeneous``: ``cpu`` flops on every host, ``com`` bytes for
   every ordered pair of distinct hosts (loopback 0). With
-  ``generation_strategy = DefinedAmountsSpreadUniformly`` it behaves as
+  ``generation_strategy = DefinedAmountsSpreadUniformly`` (an embedded-engine
+  extension, served with ``--embedded-extensions`` only) it behaves as
   ``parallel_homogeneous_total``.
 * ``parallel_homogeneous_total``: ``cpu/n`` flops per host and ``com/n``
   bytes per ordered pair of distinct hosts. (Batsim's documentation says
   ``com/(n(n-1))``; the real Batsim 4.2.1 divides by ``n``, which the golden
   run g1 shows: 4 hosts give 0.211489 s, not 0.0728 s.)
-* ``parallel_homogeneous_pfs``: the allocation plus the storage host;
+* ``parallel_homogeneous_pfs``: the allocation plus the storage host (its
+  label: ``storage``, else ``host``, else ``pfs``, as in Batsim 4.2.1);
   ``bytes_to_read`` from the storage to each host and ``bytes_to_write`` from
-  each host to the storage, no computation (divided by n with the spread
-  strategy).
+  each host to the storage (0 when absent), no computation (divided by n
+  with the spread strategy).
 * ``data_staging``: ``nb_bytes`` from storage ``from`` to storage ``to``.
 * ``composed``: the sub-profiles' steps in order, ``repeat`` times.
 
@@ -33,9 +35,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from iosched.engine.workload import SPREAD, pfs_label
 from iosched.errors import ProtocolError
-
-SPREAD = "DefinedAmountsSpreadUniformly"
 
 
 @dataclass
@@ -123,8 +124,8 @@ def build_steps(
     if t == "parallel_homogeneous_total":
         return [_homogeneous(executors, prof["cpu"] / n, prof["com"] / n)]
     if t == "parallel_homogeneous_pfs":
-        sid = _resolve_storage(prof.get("storage", "pfs"), storage_mapping, storage_ids, job_id)
-        rd, wr = float(prof["bytes_to_read"]), float(prof["bytes_to_write"])
+        sid = _resolve_storage(pfs_label(prof), storage_mapping, storage_ids, job_id)
+        rd, wr = float(prof.get("bytes_to_read", 0.0)), float(prof.get("bytes_to_write", 0.0))
         if prof.get("generation_strategy") == SPREAD:
             rd, wr = rd / n, wr / n
         hosts = list(executors) + [sid]
@@ -181,3 +182,23 @@ def total_delay(steps: list) -> float | None:
             return None
         total += s.seconds
     return total
+
+
+def profile_leaves(name: str, profiles: dict) -> list:
+    """The non-``composed`` profiles that profile *name* runs: itself, or
+    the leaves of its ``composed`` tree (each named profile once)."""
+    prof = profiles[name]
+    if prof["type"] != "composed":
+        return [prof]
+    leaves, seen, todo = [], {name}, list(reversed(prof["seq"]))
+    while todo:
+        sub = todo.pop()
+        if sub in seen:
+            continue
+        seen.add(sub)
+        p = profiles[sub]
+        if p["type"] == "composed":
+            todo.extend(reversed(p["seq"]))
+        else:
+            leaves.append(p)
+    return leaves
