@@ -473,3 +473,22 @@ def test_internal_messages_cost_one_byte_over_their_route(tmp_path):
     assert rows == [("0", "COMPLETED_SUCCESSFULLY", "0.405000", "10.405000", "0"),
                     ("2", "COMPLETED_WALLTIME_REACHED", "20.600000", "25.600000", "2"),
                     ("1", "COMPLETED_SUCCESSFULLY", "20.500000", "30.500000", "0-1")]
+
+
+@pytest.mark.parametrize("args, expected", [(["--mmax", "3"], 3), (["--mmax-workload"], 4),
+                                            (["--mmax", "3", "--mmax-workload"], 3),
+                                            (["--mmax", "9", "--mmax-workload"], 4)])
+def test_mmax_and_mmax_workload_as_batsim(tmp_path, args, expected):
+    """Batsim 4.2.1 (load_workloads_and_workflows, src/batsim.cpp): with
+    both flags, the smaller of --mmax and the workloads' largest nb_res."""
+    plat = tmp_path / "p.xml"
+    plat.write_text(PLATFORM.replace('radical="0-3"', 'radical="0-5"'))  # 6 compute hosts
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 4, "profiles": {"d": {"type": "delay", "delay": 1}},
+                             "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}]}))
+    t = tmp_path / "t.jsonl"
+    run_simulation(plat, w, filler(), tmp_path / "out", timeout=60,
+                   engine_args=[*args, "--transcript", str(t)])
+    begins = json.loads(t.read_text().splitlines()[0])["msg"]["events"][0]
+    assert begins["type"] == "SIMULATION_BEGINS"
+    assert begins["data"]["nb_compute_resources"] == expected

@@ -372,11 +372,9 @@ def main(argv=None) -> int:
         machine_state_tracing=not args["--disable-machine-state-tracing"],
         quiet=quiet or verbosity != "debug", sched_timeout=sched_timeout,
         transcript=args["--transcript"], direct_tasks=not args["--no-direct-tasks"],
-        progress_file=args["--progress-file"],
+        progress_file=args["--progress-file"], strict_batsim=True,
+        embedded_extensions=bool(args["--embedded-extensions"]),
     )
-    # strict unless --embedded-extensions (read by ProtocolMixin; set as an
-    # attribute: EngineConfig's constructor has no keyword for it yet)
-    cfg.embedded_extensions = bool(args["--embedded-extensions"])
     try:
         sim = Simulation(cfg)
         summary = sim.run()

@@ -138,7 +138,7 @@ class ProtocolMixin:
     """
 
     def _init_protocol(self, cfg):
-        self.extensions = bool(getattr(cfg, "embedded_extensions", False))
+        self.extensions = bool(cfg.embedded_extensions)
         self.registration_open = cfg.dynamic_jobs
         # garbage collection of dynamic profiles (see _release_profile)
         self.dyn_profiles: set = set()

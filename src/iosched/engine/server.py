@@ -105,10 +105,13 @@ class EngineConfig:
         rewritten at most once per wall-clock second with one line
         ``<simulated time s> <jobs ended> <static jobs>`` (read by
         ``iosched run`` to show progress on a terminal); None: no file.
-    :param strict_batsim: a scheduler request the real Batsim 4.2.1 cannot
-        serve is a :class:`~iosched.errors.ProtocolError` (False: served,
-        with a one-line warning on stderr; see
-        ``ProtocolMixin._not_in_batsim``).
+    :param embedded_extensions: serve what the real Batsim 4.2.1 refuses,
+        ignores or crashes on (``--embedded-extensions``; the features are
+        listed in docs/real-batsim.md). False (the default): every such
+        input or request is refused in one line, as Batsim refuses it
+        (:mod:`iosched.engine.protocol`, :mod:`iosched.engine.workload`).
+    :param strict_batsim: accepted for the command line's
+        ``--strict-batsim``, which is the default behaviour; no effect.
     """
 
     def __init__(self, platform, workloads, export_prefix="out", socket_endpoint="tcp://localhost:28000",
@@ -116,7 +119,7 @@ class EngineConfig:
                  dynamic_jobs=False, ack_dynamic_jobs=False, profile_reuse=False,
                  forward_profiles=False, sched_config="", sg_cfg=(), sg_log=(),
                  machine_state_tracing=True, quiet=True, sched_timeout=600.0, transcript=None,
-                 direct_tasks=True, strict_batsim=False, progress_file=None):
+                 direct_tasks=True, strict_batsim=True, progress_file=None, embedded_extensions=False):
         self.platform = platform
         self.workloads = list(workloads)
         self.export_prefix = export_prefix
@@ -139,6 +142,7 @@ class EngineConfig:
         self.progress_file = progress_file
         self.direct_tasks = direct_tasks
         self.strict_batsim = strict_batsim
+        self.embedded_extensions = embedded_extensions
 
 
 def import_simgrid():
@@ -235,11 +239,14 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
             raise InputError(f"{self.cfg.platform}: SimGrid cannot load the platform: {msg}") from None
         self.engine = e
         hosts = list(e.all_hosts)
+        # Batsim 4.2.1 (load_workloads_and_workflows, src/batsim.cpp): with
+        # --mmax-workload the largest nb_res of the workloads, or the smaller
+        # of it and --mmax when both are given
         mmax = self.cfg.mmax
         if self.cfg.mmax_workload:
             nbs = [w.nb_res for w in self.workloads if w.nb_res]
             if nbs:
-                mmax = max(nbs)
+                mmax = min(mmax, max(nbs)) if mmax > 0 else max(nbs)
         self.res = build_resources(self.cfg.platform, [h.name for h in hosts], self.cfg.master_host,
                                    self.cfg.role_maps, mmax)
         by_name = {h.name: h for h in hosts}
