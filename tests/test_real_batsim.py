@@ -29,6 +29,7 @@ Skipped, with the reason, when no ``batsim`` is on PATH. They run inside
 Tolerance, except for the families: the foundation issue's, 0.005 s + 1e-6 x t
 (tests/test_golden.py); the baselines meet it too.
 """
+
 import json
 import shutil
 import subprocess
@@ -55,6 +56,7 @@ pytestmark = [
     pytest.mark.skipif(BATSIM is None, reason="no 'batsim' on PATH (real Batsim 4.2.x: "
                        "nix-shell nix/, or the Docker image, see docs/real-batsim.md)"),
 ]
+
 
 def small_workload(path: Path, nb_res: int) -> Path:
     """40 jobs, delay and parallel_homogeneous profiles, walltimes (some
