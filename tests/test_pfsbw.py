@@ -557,3 +557,46 @@ def test_same_schedule_as_with_the_old_encoding(name, tmp_path):
     assert len(ref) == 23
     diffs = schedule_differences(ours, ref)
     assert not diffs, f"{len(diffs)} differences: {diffs[:5]}"
+
+
+# ------------------------------------------------------------- real Batsim 4.2.1
+
+def two_storage_platform(nb_nodes=2) -> str:
+    """pfsbw's platform plus a second storage host ``bb`` (no route: never used)."""
+    return pw.platform_xml(nb_nodes=nb_nodes).replace(
+        '        <link id="pfs_loopback"',
+        '        <host id="bb" speed="1Gf">\n            <prop id="role" value="storage" />\n'
+        '        </host>\n        <link id="pfs_loopback"')
+
+
+@pytest.mark.real_batsim
+@pytest.mark.skipif(__import__("shutil").which("batsim") is None, reason="no 'batsim' on PATH")
+@pytest.mark.parametrize("name", ["slurm-backfill", "io-aware", "adaptive", "adaptive-naive", "two-storage"])
+def test_same_schedule_on_real_batsim(name, tmp_path):
+    """The real Batsim 4.2.1 runs every policy's EXECUTE_JOBs (it aborts on
+    more than 3 fields) and gives the embedded engine's schedule within
+    0.05 s + 0.1 %; with two storage hosts, the storage_mapping encoding
+    runs and the write x2 job is rejected on both engines."""
+    from iosched.run.simulation import run_simulation
+    plat, wl = tmp_path / "p.xml", tmp_path / "w.json"
+    opts = {"limit": 10 * pw.GIB, "pretrain": {"write_x8": {"bytes": 80 * pw.GIB, "runtime": 80 / 3.75}}}
+    if name == "two-storage":
+        plat.write_text(two_storage_platform())
+        wl.write_text(json.dumps(pw.workload(1, ((8, 2), (2, 1), ("sleep", 2)), sleep=30.0)))
+        sched, opts = "slurm-backfill", None
+    else:
+        plat.write_text(pw.platform_xml())
+        wl.write_text(json.dumps(pw.workload(1, ((8, 6), (1, 4), (4, 3), ("sleep", 10)), sleep=60.0)))
+        sched = name
+    rows = {}
+    for eng in ("embedded", "batsim"):
+        run_simulation(plat, wl, sched, tmp_path / eng, options=opts,
+                       engine_cmd=None if eng == "embedded" else "batsim", timeout=300)
+        rows[eng] = facts(read_out_jobs(tmp_path / eng / "out_jobs.csv"))
+    diffs = schedule_differences(rows["embedded"], rows["batsim"])
+    assert not diffs, f"{len(diffs)} differences: {diffs[:5]}"
+    states = sorted(r[0] for r in rows["batsim"].values())
+    if name == "two-storage":
+        assert states == ["COMPLETED_SUCCESSFULLY"] * 4 + ["REJECTED"] and rows["batsim"]["2"][0] == "REJECTED"
+    else:
+        assert states == ["COMPLETED_SUCCESSFULLY"] * 23
