@@ -456,6 +456,8 @@ def test_storage_needs_reads_composed_profiles():
     assert storage_needs(PROFILES, "staged_x8") == (("bb", "pfs"), True)
     assert storage_needs(PROFILES, "missing") == (("pfs",), False)
     assert storage_needs({"a": {}}, "a") == (("pfs",), False)     # pybatsim's placeholder
+    host = {"type": "parallel_homogeneous_pfs", "bytes_to_write": 1.0, "host": "disk"}   # Batsim's other key
+    assert storage_needs({"h": host}, "h") == (("disk",), False)
     loop = {"c": {"type": "composed", "seq": ["c", "w"]}, "w": PROFILES["write_x2"]}
     assert storage_needs(loop, "c") == (("pfs",), False)
 

@@ -288,7 +288,7 @@ def _storage_steps(profiles: dict, name: str, where: str, seen=None) -> list:
     if prof is None:
         raise InputError(f"{where}: profile {name!r} is not defined")
     if prof.get("type") == "parallel_homogeneous_pfs":
-        return [(name, prof, prof.get("storage", "pfs"))]
+        return [(name, prof, prof.get("storage", prof.get("host", "pfs")))]
     if prof.get("type") == "data_staging":
         return [(name, prof, prof.get("from")), (name, prof, prof.get("to"))]
     if prof.get("type") == "composed":

@@ -140,7 +140,7 @@ def storage_needs(profiles: dict, name, _seen=None) -> tuple:
     """The storage a Batsim profile uses, as Batsim 4.2.1 resolves it at
     EXECUTE_JOB (``task_execution.cpp``): ``(labels, staging)``, the sorted
     tuple of its storage labels (``parallel_homogeneous_pfs``: ``storage``,
-    default ``pfs``; ``data_staging``: ``from`` and ``to``; ``composed``:
+    or ``host``, default ``pfs``; ``data_staging``: ``from`` and ``to``; ``composed``:
     those of its steps) and whether a ``data_staging`` step is among them
     (those always need a ``storage_mapping``; a ``parallel_homogeneous_pfs``
     step needs one unless the platform has exactly one storage host).
@@ -160,7 +160,7 @@ def storage_needs(profiles: dict, name, _seen=None) -> tuple:
         return ("pfs",), False
     kind = prof.get("type")
     if kind == "parallel_homogeneous_pfs":
-        return (str(prof.get("storage", "pfs")),), False
+        return (str(prof.get("storage", prof.get("host", "pfs"))),), False
     if kind == "data_staging":
         return tuple(sorted({str(prof.get("from")), str(prof.get("to"))})), True
     if kind == "composed":
