@@ -268,9 +268,13 @@ def start_pybatsim(scheduler_file, port: int, log_path, options: dict | None = N
             "-s", f"tcp://127.0.0.1:{port}", "-t", "600000", "-v", "warning"]
     if options:
         argv += ["-o", json.dumps(options)]
+    env = dict(os.environ)
+    if env.get("PYTHONPATH"):   # relative entries (PYTHONPATH=src) would follow cwd
+        env["PYTHONPATH"] = os.pathsep.join(str(Path(e).resolve()) if e else e
+                                            for e in env["PYTHONPATH"].split(os.pathsep))
     log = open(log_path, "wb")
     try:
-        return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=cwd,
+        return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, env=env,
                                 start_new_session=True)
     finally:
         log.close()

@@ -11,7 +11,8 @@ import pytest
 from iosched.dad.dispatch import DataAwareDispatch, NodePlacer, TorqueFifo
 from iosched.dad.model import FileRef, file_locality, read_task, replica_for, score
 from iosched.dad.platform import nusa_xml
-from iosched.dad.workload import GB, MB, blast_like, blast_shares, check_workload, file_benchmark, write_workload
+from iosched.dad.workload import (GB, MB, blast_like, blast_shares, check_workload, file_benchmark, trace_driven,
+                                  write_workload)
 from iosched.errors import InputError
 from iosched.run.simulation import run_simulation
 from iosched.sched.core import Scheduler
@@ -221,7 +222,7 @@ def test_workload_checker_one_line_errors():
         check_workload(w, ["n000", "n001"], "w.json")
     assert "\n" not in str(e.value) and str(e.value).startswith("w.json")
     w = file_benchmark(4, GB, 2)
-    w["profiles"]["read_f2"]["storage"] = "nofile"
+    w["profiles"]["read_f2__r1"]["storage"] = "nofile"
     with pytest.raises(InputError, match=r"reads unknown file 'nofile'"):
         check_workload(w, ["n000", "n001"])
     with pytest.raises(InputError, match="listed twice"):
@@ -252,11 +253,7 @@ def run(tmp: Path, scheduler, workload, nodes=4, slots=16, **opts):
     plat.write_text(nusa_xml(nodes, slots))
     write_workload(workload, wl)
     out = tmp / scheduler
-    # the dad workloads spread their reads with generation_strategy, which
-    # Batsim 4.2.1 ignores: an embedded-engine extension (the family is being
-    # re-encoded without it)
-    run_simulation(plat, wl, scheduler, out, options=opts or None, timeout=120,
-                   engine_args=["--embedded-extensions"])
+    run_simulation(plat, wl, scheduler, out, options=opts or None, timeout=120)
     with open(out / "out_jobs.csv") as fh:
         return list(csv.DictReader(fh))
 
@@ -340,25 +337,28 @@ def test_cli_check_one_line_error(tmp_path):
 
 @pytest.mark.real_batsim
 @pytest.mark.skipif(__import__("shutil").which("batsim") is None, reason="no 'batsim' on PATH")
-def test_same_decisions_on_real_batsim(tmp_path):
+@pytest.mark.parametrize("kind", ["blast", "trace"])
+def test_same_decisions_on_real_batsim(tmp_path, kind):
     """The encoding is Batsim-standard: the real Batsim 4.2.1 runs it with the
-    same allocations and final states, and times within 0.05 s."""
+    same allocations and final states, and start and finish times within
+    0.05 s + 0.1 % (BLAST on 8 slots; the synthetic trace on 1, 6, 11 and
+    16 slots, whose per-executor bytes are not round)."""
     plat, wl = tmp_path / "p.xml", tmp_path / "w.json"
     plat.write_text(nusa_xml(4, 16))
-    write_workload(blast_like(nb_tasks=4, slots=8, set_bytes=1 * GB), wl)
-    for sched in ("torque-fifo", "dad"):
+    w = blast_like(nb_tasks=4, slots=8, set_bytes=1 * GB) if kind == "blast" else \
+        trace_driven(tiny_swf(tmp_path / "t.swf"), 4, 16, first=40, seed=1)
+    write_workload(w, wl)
+    for sched, opts in (("torque-fifo", None), ("dad", None), ("dad-ds", None), ("dad", {"interleave": False})):
         rows = {}
         for eng in ("embedded", "batsim"):
-            out = tmp_path / f"{sched}-{eng}"
-            run_simulation(plat, wl, sched, out, engine_cmd=None if eng == "embedded" else "batsim", timeout=300,
-                           engine_args=["--embedded-extensions"] if eng == "embedded" else ())
+            out = tmp_path / f"{sched}-{bool(opts)}-{eng}"
+            run_simulation(plat, wl, sched, out, options=opts, engine_cmd=None if eng == "embedded" else "batsim",
+                           timeout=300)
             with open(out / "out_jobs.csv") as fh:
-                rows[eng] = {r["job_id"]: r for r in csv.DictReader(fh)}
-        assert rows["embedded"].keys() == rows["batsim"].keys()
-        for jid, a in rows["embedded"].items():
-            b = rows["batsim"][jid]
-            assert (a["final_state"], a["allocated_resources"]) == (b["final_state"], b["allocated_resources"])
-            assert float(a["finish_time"]) == pytest.approx(float(b["finish_time"]), abs=0.05)
+                rows[eng] = facts(csv.DictReader(fh))
+        assert len(rows["batsim"]) == len(w["jobs"])
+        diffs = schedule_differences(rows["embedded"], rows["batsim"])
+        assert not diffs, f"{sched} {opts}: {len(diffs)} differences: {diffs[:5]}"
 
 
 def test_delay_outcomes_summary():
@@ -376,3 +376,156 @@ def test_options_are_declared_and_checked():
     check_options("torque-fifo", {"beta": 0.5})
     with pytest.raises(InputError, match="unknown option 'betta'.*did you mean 'beta'"):
         check_options("dad", {"betta": 0.5})
+
+
+# ------------------------------------- the encoding Batsim 4.2.1 runs as we do
+#
+# parallel_homogeneous_pfs moves bytes_to_read to EVERY executor and Batsim
+# 4.2.1 has no generation_strategy (it ignores the key): the read profiles
+# carry the bytes per executor (size / res), one profile per file and slot
+# count (read_<file>__r<res>, the task's <profile>__r<res>).
+
+NODES4 = ["n000", "n001", "n002", "n003"]
+
+
+def tiny_swf(path, n=40):
+    """A synthetic SWF trace: job i submitted at 7 i s, run 30-119 s, 1-20 procs."""
+    path.write_text("\n".join(f"{i + 1} {i * 7} 0 {30 + (i * 13) % 90} {1 + (i * 5) % 20} -1 -1 -1 -1 -1 1 1 1 1 1 1 -1 -1"
+                              for i in range(n)) + "\n")
+    return path
+
+
+def storage_steps(w, job):
+    prof = w["profiles"][job["profile"]]
+    names = prof["seq"] if prof["type"] == "composed" else [job["profile"]]
+    return [(n, w["profiles"][n]) for n in names if w["profiles"][n]["type"] == "parallel_homogeneous_pfs"]
+
+
+def test_read_profiles_carry_the_bytes_per_executor(tmp_path):
+    tr = trace_driven(tiny_swf(tmp_path / "t.swf"), 4, 16, first=40, seed=1)
+    for w in (file_benchmark(), blast_like(set_bytes_n=8 * GB), tr):
+        check_workload(w, NODES4)
+        assert not any("generation_strategy" in p for p in w["profiles"].values())
+        for job in w["jobs"]:
+            res, sizes = job["res"], {f["name"]: f["size"] for f in job["files"]}
+            steps = storage_steps(w, job)
+            assert sorted(p["storage"] for _, p in steps) == sorted(sizes)
+            for name, p in steps:
+                assert name == f"read_{p['storage']}__r{res}"
+                assert p["bytes_to_read"] == sizes[p["storage"]] / res and p["bytes_to_write"] == 0.0
+            assert job["profile"].endswith(f"__r{res}")
+    assert {j["res"] for j in tr["jobs"]} == {1, 6, 11, 16}   # slot counts that do not divide 2 GB exactly
+
+
+def test_checker_refuses_generation_strategy_and_wrong_bytes():
+    w = blast_like(nb_tasks=1, slots=8)
+    w["profiles"]["read_blastx_db0__r8"]["generation_strategy"] = "DefinedAmountsSpreadUniformly"
+    with pytest.raises(InputError, match=r"job 'blastx00': profile 'read_blastx_db0__r8' has 'generation_strategy'") as e:
+        check_workload(w, NODES4, "w.json")
+    assert "\n" not in str(e.value)
+    w = blast_like(nb_tasks=1, slots=8)
+    w["profiles"]["read_blastn_db1__r8"]["bytes_to_read"] = 1 * GB      # whole file per executor
+    with pytest.raises(InputError, match=r"job 'blastn00': profile 'read_blastn_db1__r8' reads 1000000000.0 B "
+                                         r"per executor x res=8 of file 'blastn_db1'"):
+        check_workload(w, NODES4)
+
+
+def test_blast_workload_is_the_golden_nospread_input(shared):
+    """`python -m iosched.dad workload blast` writes what the real Batsim ran
+    in g18b / g19b (golden/inputs/dad_blast_nospread.json)."""
+    import json
+    gold = json.loads((shared / "golden" / "inputs" / "dad_blast_nospread.json").read_text())
+    assert blast_like(nb_nodes=4, set_bytes_n=8 * GB) == gold
+
+
+def test_scheduler_estimates_from_the_file_sizes():
+    """read_dad_job takes sizes from the jobs' files field (whole files), so
+    fileLocality weighs files by size whatever the profiles divide."""
+    from batsim.batsim import Job as BatsimJob
+    w = blast_like(set_bytes_n=8 * GB)
+    job = next(j for j in w["jobs"] if j["queue"] == "blastn")
+    nb, _, _, req = read_dad_job(BatsimJob("w0!" + job["id"], 0.0, -1, job["res"], job["profile"], job))
+    assert nb == 8 and [f.size for f in req.files] == [4 * GB, 4 * GB]
+    assert file_locality(req.files, "n000") == 0.0 and file_locality(req.files, "n002") == 1.0
+
+
+def test_no_interleave_passes_with_an_empty_queue():
+    """interleave false: a pass with nothing waiting (the first pass of a
+    run, at SIMULATION_BEGINS) used to index an empty queue."""
+    core, launcher = make_core(DataAwareDispatch(0.8, 2, 0.5, interleave=False), nodes=2, slots=1)
+    core.schedule(0.0)
+    core.submit(FakeJob("a", [f("x", "n0")], queue="qa"))
+    core.submit(FakeJob("b", [f("y", "n1")], queue="qb"))
+    core.submit(FakeJob("c", [f("z", "n1")], queue="qa"))
+    core.schedule(1.0)
+    assert [(r.job.id, node_of(r)) for r in launcher.started] == [("a", "n0"), ("b", "n1")]
+    core.end("a", "COMPLETED_SUCCESSFULLY", 2.0)
+    core.schedule(2.0)                 # c's file is on n1 (busy): delayed, FIFO keeps its turn
+    assert len(launcher.started) == 2
+
+
+@pytest.mark.parametrize("sched", ["dad", "dad-ds"])
+def test_no_interleave_end_to_end(tmp_path, sched):
+    rows = run(tmp_path, sched, blast_like(nb_tasks=3, slots=8, set_bytes=1 * GB), interleave=False)
+    assert len(rows) == 6 and {r["final_state"] for r in rows} == {"COMPLETED_SUCCESSFULLY"}
+    no_overcommit(rows)
+
+
+BEFORE = __import__("json").loads((Path(__file__).resolve().parent / "data" / "reencode_before.json").read_text())["cases"]
+
+
+def facts(rows) -> dict:
+    return {r["job_id"]: [r["final_state"], r["allocated_resources"], float(r["starting_time"]),
+                          float(r["finish_time"])] for r in rows}
+
+
+def schedule_differences(ours: dict, ref: dict, abs_tol=0.05, rel_tol=1e-3) -> list:
+    """Job by job: final state, allocation, start and finish within
+    0.05 s + 0.1 % (the project's bar)."""
+    out = [] if ours.keys() == ref.keys() else [f"jobs {sorted(set(ours) ^ set(ref))[:5]}"]
+    for j in sorted(set(ours) & set(ref)):
+        a, b = ours[j], ref[j]
+        if a[:2] != b[:2]:
+            out.append(f"{j}: {a[:2]} != {b[:2]}")
+        for x, y, what in ((a[2], b[2], "start"), (a[3], b[3], "finish")):
+            if abs(x - y) > abs_tol + rel_tol * max(abs(x), abs(y)):
+                out.append(f"{j}: {what} {x} != {y}")
+    return out
+
+
+@pytest.mark.parametrize("case", ["blast", "readgf", "trace"])
+def test_same_schedules_as_with_generation_strategy(case, tmp_path):
+    """On the embedded engine (which divided the bytes of a
+    DefinedAmountsSpreadUniformly profile among the executors) the new
+    encoding gives the schedules of the old one, recorded at commit 12191c9
+    (tests/data/reencode_before.json; byte-identical out_jobs.csv but for
+    the profile names at the re-encoding commit), for every policy."""
+    w = {"blast": lambda: blast_like(nb_tasks=4, slots=8, set_bytes=1 * GB),
+         "readgf": file_benchmark,
+         "trace": lambda: trace_driven(tiny_swf(tmp_path / "t.swf"), 4, 16, first=40, seed=1)}[case]()
+    for sched, opts, tag in (("torque-fifo", {}, "torque-fifo"), ("dad", {}, "dad"), ("dad-ds", {}, "dad-ds"),
+                             ("dad", {"delay": 0}, "dad_d0")):
+        d = tmp_path / tag
+        d.mkdir()
+        ours = facts(run(d, sched, w, **opts))
+        ref = BEFORE[f"dad_{case}_{tag}"]
+        diffs = schedule_differences(ours, ref)
+        assert not diffs, f"{case} {tag}: {len(diffs)} differences: {diffs[:5]}"
+
+
+@pytest.mark.parametrize("sched, case", [("torque-fifo", "g18b_dad_blast_nospread_torquefifo"),
+                                         ("dad", "g19b_dad_blast_nospread_dad")])
+def test_blast_schedule_is_the_real_batsims(shared, tmp_path, sched, case):
+    """The generated BLAST workload on the embedded engine gives the real
+    Batsim 4.2.1's g18b / g19b schedules job by job."""
+    plat = shared / "golden" / "inputs" / "dad_nusa4x16.xml"
+    wl = tmp_path / "w.json"
+    write_workload(blast_like(nb_nodes=4, set_bytes_n=8 * GB), wl)
+    run_simulation(plat, wl, sched, tmp_path / "out", timeout=300)
+    with open(tmp_path / "out" / "out_jobs.csv") as fh:
+        ours = facts(csv.DictReader(fh))
+    with open(shared / "golden" / case / "out_jobs.csv") as fh:
+        gold = facts(csv.DictReader(fh))
+    assert len(gold) == 16
+    diffs = schedule_differences(ours, gold)
+    assert not diffs, f"{len(diffs)} differences: {diffs[:5]}"

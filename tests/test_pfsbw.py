@@ -5,8 +5,10 @@ options, and one short end-to-end run on the embedded engine."""
 import json
 import math
 import random
+from pathlib import Path
 
 import pytest
+from batsim.batsim import Batsim
 from batsim.batsim import Job as BatsimJob
 from procset import ProcSet
 
@@ -288,10 +290,7 @@ def test_end_to_end_adaptive_on_the_engine(tmp_path):
     jobs = simulate(plat, wl, "adaptive", {"limit": 10 * pw.GIB, "trace": str(trace),
                                            "pretrain": {"write_x8": {"bytes": 80 * pw.GIB,
                                                                      "runtime": 80 / 3.75}}},
-                    output_dir=tmp_path / "out",
-                    # its EXECUTE_JOB carries both mapping and storage_mapping,
-                    # which Batsim 4.2.1 refuses: an embedded-engine extension
-                    engine_args=["--embedded-extensions"])
+                    output_dir=tmp_path / "out")
     assert (jobs["final_state"] == "COMPLETED_SUCCESSFULLY").all() and len(jobs) == 20
     # write x1: one thread writes 10 GiB at 0.5 GiB/s (its core's link), not contended
     x1 = jobs[jobs["profile"] == "write_x1"]
@@ -310,3 +309,296 @@ def test_workload_noise_is_seeded_and_keeps_the_known_bytes():
         assert j["bytes_written"] <= moved <= j["bytes_written"] / 0.8 + 1
     with pytest.raises(InputError):
         pw.workload1(noise=1.0)
+
+
+# ------------------------------------------- EXECUTE_JOB as Batsim 4.2.1 reads it
+#
+# Batsim 4.2.1 (src/protocol.cpp, handle_execute_job) aborts unless EXECUTE_JOB's
+# data has 2 or 3 members: job_id, alloc and at most one of mapping /
+# storage_mapping / additional_io_job. A storage_mapping, when given, must hold
+# the label of every storage step (task_execution.cpp); without one, a
+# parallel_homogeneous_pfs step uses the only storage host (exactly one needed).
+
+
+PROFILES = {"write_x8": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 0.0,
+                         "bytes_to_write": 1e9, "storage": "pfs"},
+            "write_x2": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 0.0,
+                         "bytes_to_write": 1e9, "storage": "pfs"},
+            "sleep": {"type": "delay", "delay": 10.0},
+            "stage": {"type": "data_staging", "nb_bytes": 1e6, "from": "pfs", "to": "bb"},
+            "staged_x8": {"type": "composed", "repeat": 1, "seq": ["stage", "write_x8"]}}
+
+
+class FakeBatsim:
+    """Just enough of pybatsim's ``Batsim`` for the adapter; EXECUTE_JOB and
+    REJECT_JOB are built by pybatsim's own methods."""
+
+    execute_job = Batsim.execute_job
+    reject_jobs = Batsim.reject_jobs
+    reject_jobs_by_id = Batsim.reject_jobs_by_id
+
+    def __init__(self, nodes, storage_names, cores=8):
+        compute = [{"id": k * cores + c, "name": f"node_{k}_c{c}", "properties": {"node": f"node_{k}"}}
+                   for k in range(nodes) for c in range(cores)]
+        storage = [{"id": nodes * cores + i, "name": n, "properties": {"role": "storage"}}
+                   for i, n in enumerate(storage_names)]
+        self.machines = {"compute": compute, "storage": storage}
+        self.nb_compute_resources = len(compute)
+        self.profiles = {"w0": PROFILES}
+        self.now, self.jobs, self._events_to_send = 0.0, {}, []
+        self.nb_jobs_scheduled = self.nb_jobs_rejected = 0
+
+    def time(self):
+        return self.now
+
+    def execute_jobs(self, jobs):
+        for j in jobs:
+            self.execute_job(j)
+
+    def wake_me_up_at(self, t):
+        pass
+
+
+def drive(options, storage_names, jobs, nodes=3):
+    """Submit ``jobs`` ((id, res, profile), all with nodes=1) at t = 0 to a
+    Pfsbw scheduler on a fake Batsim; each started job ends 10 s later.
+    Returns (every event the scheduler sent, the scheduler)."""
+    sched = Pfsbw(options)
+    bs = sched.bs = FakeBatsim(nodes, storage_names)
+    sched.onSimulationBegins()
+    for jid, res, prof in jobs:
+        j = BatsimJob(f"w0!{jid}", 0.0, 900.0, res, prof,
+                      {"id": f"w0!{jid}", "res": res, "profile": prof, "nodes": 1, "variety": prof,
+                       "bytes_written": 1e9 * res if prof.startswith("write") else 0.0})
+        bs.jobs[j.id] = j
+        sched.onJobSubmission(j)
+    sched.onNoMoreEvents()
+    sent, ends = [], {}
+    for _ in range(100):
+        for e in bs._events_to_send:
+            if e["type"] == "EXECUTE_JOB":
+                ends[e["data"]["job_id"]] = bs.now + 10.0
+        sent += bs._events_to_send
+        bs._events_to_send = []
+        if not ends:
+            break
+        bs.now = min(ends.values())
+        for jid in [j for j, t in ends.items() if t <= bs.now]:
+            del ends[jid]
+            job = bs.jobs[jid]
+            job.job_state = BatsimJob.State.COMPLETED_SUCCESSFULLY
+            sched.onJobCompletion(job)
+        sched.onNoMoreEvents()
+    return sent, sched
+
+
+MIX = [("0", 8, "write_x8"), ("1", 2, "write_x2"), ("2", 1, "sleep"), ("3", 8, "write_x8"),
+       ("4", 2, "write_x2"), ("5", 1, "sleep"), ("6", 8, "write_x8")]
+POLICY_OPTIONS = [{"policy": "slurm-backfill"}, {"policy": "io-aware", "limit": 4e9},
+                  {"policy": "adaptive", "limit": 4e9}, {"policy": "adaptive", "variant": "naive", "limit": 4e9}]
+
+
+@pytest.mark.parametrize("opts", POLICY_OPTIONS, ids=lambda o: o["policy"] + o.get("variant", ""))
+def test_execute_job_has_at_most_three_fields_one_storage_host(opts):
+    sent, sched = drive(opts, ["pfs"], MIX)
+    ex = [e["data"] for e in sent if e["type"] == "EXECUTE_JOB"]
+    assert sorted(d["job_id"] for d in ex) == sorted(f"w0!{j}" for j, _, _ in MIX)
+    for d in ex:
+        assert len(d) <= 3 and {"job_id", "alloc"} <= set(d), d
+        assert "storage_mapping" not in d            # one storage host: Batsim uses it
+        res = next(r for j, r, _ in MIX if f"w0!{j}" == d["job_id"])
+        assert len(ProcSet.from_str(d["alloc"])) == 8
+        assert d.get("mapping") == ({str(i): i for i in range(res)} if res < 8 else None)
+    assert not sched.core.rejections
+
+
+@pytest.mark.parametrize("opts", POLICY_OPTIONS, ids=lambda o: o["policy"] + o.get("variant", ""))
+def test_several_storage_hosts_storage_mapping_or_rejection(opts):
+    """Two storage hosts: whole-node writers get a storage_mapping (label pfs
+    -> the host named pfs); a writer with fewer executors than cores would
+    need a mapping too: rejected at submission, one line naming it; sleep
+    jobs (no storage) get their mapping only."""
+    sent, sched = drive(opts, ["bb", "pfs"], MIX)
+    ex = {e["data"]["job_id"]: e["data"] for e in sent if e["type"] == "EXECUTE_JOB"}
+    rejected = [e["data"]["job_id"] for e in sent if e["type"] == "REJECT_JOB"]
+    assert sorted(rejected) == ["w0!1", "w0!4"]
+    for jid in rejected:
+        reason = sched.core.rejections[jid]
+        assert jid in reason and "\n" not in reason and "mapping" in reason and "storage_mapping" in reason
+    assert set(ex) == {"w0!0", "w0!2", "w0!3", "w0!5", "w0!6"}
+    pfs_id = 3 * 8 + 1
+    for jid, d in ex.items():
+        assert len(d) == 3, d
+        if jid in ("w0!2", "w0!5"):
+            assert d["mapping"] == {"0": 0}
+        else:
+            assert d["storage_mapping"] == {"pfs": pfs_id}
+
+
+def test_data_staging_needs_a_storage_mapping_even_with_one_storage_host():
+    sent, sched = drive({"policy": "slurm-backfill"}, ["pfs"], [("0", 8, "staged_x8"), ("1", 2, "stage")])
+    ex = {e["data"]["job_id"]: e["data"] for e in sent if e["type"] == "EXECUTE_JOB"}
+    # both labels mapped; 'bb' is no storage host's name: the lowest storage id
+    assert ex == {"w0!0": {"job_id": "w0!0", "alloc": "0-7", "storage_mapping": {"bb": 24, "pfs": 24}}}
+    assert "w0!1" in sched.core.rejections
+
+
+def test_no_storage_host_rejects_the_storage_jobs():
+    sent, sched = drive({"policy": "slurm-backfill"}, [], [("0", 8, "write_x8"), ("1", 1, "sleep")])
+    assert [e["data"]["job_id"] for e in sent if e["type"] == "REJECT_JOB"] == ["w0!0"]
+    assert "no storage host" in sched.core.rejections["w0!0"]
+
+
+def test_storage_needs_reads_composed_profiles():
+    from iosched.schedulers.pfsbw import storage_needs
+    assert storage_needs(PROFILES, "write_x8") == (("pfs",), False)
+    assert storage_needs(PROFILES, "sleep") == ((), False)
+    assert storage_needs(PROFILES, "staged_x8") == (("bb", "pfs"), True)
+    assert storage_needs(PROFILES, "missing") == (("pfs",), False)
+    assert storage_needs({"a": {}}, "a") == (("pfs",), False)     # pybatsim's placeholder
+    host = {"type": "parallel_homogeneous_pfs", "bytes_to_write": 1.0, "host": "disk"}   # Batsim's other key
+    assert storage_needs({"h": host}, "h") == (("disk",), False)
+    loop = {"c": {"type": "composed", "seq": ["c", "w"]}, "w": PROFILES["write_x2"]}
+    assert storage_needs(loop, "c") == (("pfs",), False)
+
+
+# --------------------------------- golden g17b: the real Batsim 4.2.1's expected run
+#
+# g17 (../shared/golden) is the shipped scheduler of commit 0972bfd: EXECUTE_JOB
+# with mapping and storage_mapping, Batsim aborts. g17b is the same decisions
+# without storage_mapping (golden/schedulers/pfsbw_nosm.py), run to the end on
+# the real Batsim: the replies and the schedule the shipped scheduler must give.
+
+REPO = Path(__file__).resolve().parent.parent
+LAUNCHER = REPO / "src" / "iosched" / "schedulers" / "launchers" / "pfsbw.py"
+G17B = "g17b_pfsbw_w1_adaptive_nosm"
+
+
+def g17b_options(shared):
+    case = json.loads((shared / "golden" / G17B / "case.json").read_text())
+    opts = dict(case["options"])
+    opts["pretrain"] = str(shared / "golden" / opts["pretrain"])
+    return opts
+
+
+def test_g17b_replies_as_golden(shared, tmp_path):
+    """The shipped scheduler answers every request of g17b's transcript with
+    the reply recorded from pfsbw_nosm.py on the real Batsim 4.2.1."""
+    from protocol_replay import compare_replies, load_exchanges, play_engine_side
+    ex = load_exchanges(shared / "golden" / G17B / "transcript.jsonl")
+    res = play_engine_side(ex, LAUNCHER, tmp_path, shared / "golden" / "inputs", options=g17b_options(shared))
+    assert len(res.replies) == len(ex)
+    diffs = compare_replies(res)
+    assert not diffs, f"{len(diffs)} differences, first: " + "; ".join(diffs[:5])
+    ex_jobs = [e["data"] for r in res.replies for e in r["events"] if e["type"] == "EXECUTE_JOB"]
+    assert len(ex_jobs) == 180 and all(len(d) <= 3 and "storage_mapping" not in d for d in ex_jobs)
+
+
+def read_out_jobs(path) -> dict:
+    import csv
+    with open(path, newline="") as fh:
+        return {r["job_id"]: r for r in csv.DictReader(fh)}
+
+
+def schedule_differences(ours: dict, ref: dict, abs_tol=0.05, rel_tol=1e-3) -> list:
+    """Job by job: final state, allocation, start and finish within
+    ``abs_tol + rel_tol * max(|a|, |b|)`` s (the project's bar, 0.05 s + 0.1 %).
+    ``ours``/``ref``: job id -> [final_state, alloc, start, finish]."""
+    out = [] if ours.keys() == ref.keys() else [f"jobs {sorted(set(ours) ^ set(ref))[:5]}"]
+    for j in sorted(set(ours) & set(ref)):
+        a, b = ours[j], ref[j]
+        if a[:2] != b[:2]:
+            out.append(f"{j}: {a[:2]} != {b[:2]}")
+        for x, y, what in ((a[2], b[2], "start"), (a[3], b[3], "finish")):
+            if abs(x - y) > abs_tol + rel_tol * max(abs(x), abs(y)):
+                out.append(f"{j}: {what} {x} != {y}")
+    return out
+
+
+def facts(rows: dict) -> dict:
+    return {j: [r["final_state"], r["allocated_resources"], float(r["starting_time"] or "nan"),
+                float(r["finish_time"] or "nan")] for j, r in rows.items()}
+
+
+def test_g17b_schedule_on_the_embedded_engine(shared, tmp_path):
+    """The shipped adaptive scheduler on g17b's inputs (embedded engine) gives
+    the real Batsim's g17b schedule job by job."""
+    from iosched.run.simulation import run_simulation
+    inputs = shared / "golden" / "inputs"
+    run_simulation(inputs / "pfsbw15.xml", inputs / "pfsbw_w1_waves2.json", "adaptive", tmp_path / "out",
+                   options=g17b_options(shared), timeout=600)
+    ours = facts(read_out_jobs(tmp_path / "out" / "out_jobs.csv"))
+    gold = facts(read_out_jobs(shared / "golden" / G17B / "out_jobs.csv"))
+    assert len(gold) == 180
+    diffs = schedule_differences(ours, gold)
+    assert not diffs, f"{len(diffs)} differences: {diffs[:5]}"
+
+
+# ------------------------- the same schedules as with the old encoding (4 fields)
+
+BEFORE = json.loads((Path(__file__).resolve().parent / "data" / "reencode_before.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("name", ["slurm-backfill", "io-aware", "adaptive", "adaptive-naive"])
+def test_same_schedule_as_with_the_old_encoding(name, tmp_path):
+    """On the embedded engine, every policy gives the schedule it gave with
+    mapping + storage_mapping (recorded at commit 12191c9 in
+    tests/data/reencode_before.json): one storage host resolves the same.
+    (At the re-encoding commit the out_jobs.csv were byte-identical; the
+    project's tolerance keeps the test meaningful across engine timing
+    changes such as rounding message times to 6 decimals.)"""
+    from iosched.run.simulation import run_simulation
+    plat, wl = tmp_path / "p.xml", tmp_path / "w.json"
+    plat.write_text(pw.platform_xml())
+    wl.write_text(json.dumps(pw.workload(1, ((8, 6), (1, 4), (4, 3), ("sleep", 10)), sleep=60.0)))
+    pre = {"write_x8": {"bytes": 80 * pw.GIB, "runtime": 80 / 3.75}}
+    run_simulation(plat, wl, name, tmp_path / "out", options={"limit": 10 * pw.GIB, "pretrain": pre},
+                   timeout=300)
+    ours = facts(read_out_jobs(tmp_path / "out" / "out_jobs.csv"))
+    ref = BEFORE[f"pfsbw_{name}"]
+    assert len(ref) == 23
+    diffs = schedule_differences(ours, ref)
+    assert not diffs, f"{len(diffs)} differences: {diffs[:5]}"
+
+
+# ------------------------------------------------------------- real Batsim 4.2.1
+
+def two_storage_platform(nb_nodes=2) -> str:
+    """pfsbw's platform plus a second storage host ``bb`` (no route: never used)."""
+    return pw.platform_xml(nb_nodes=nb_nodes).replace(
+        '        <link id="pfs_loopback"',
+        '        <host id="bb" speed="1Gf">\n            <prop id="role" value="storage" />\n'
+        '        </host>\n        <link id="pfs_loopback"')
+
+
+@pytest.mark.real_batsim
+@pytest.mark.skipif(__import__("shutil").which("batsim") is None, reason="no 'batsim' on PATH")
+@pytest.mark.parametrize("name", ["slurm-backfill", "io-aware", "adaptive", "adaptive-naive", "two-storage"])
+def test_same_schedule_on_real_batsim(name, tmp_path):
+    """The real Batsim 4.2.1 runs every policy's EXECUTE_JOBs (it aborts on
+    more than 3 fields) and gives the embedded engine's schedule within
+    0.05 s + 0.1 %; with two storage hosts, the storage_mapping encoding
+    runs and the write x2 job is rejected on both engines."""
+    from iosched.run.simulation import run_simulation
+    plat, wl = tmp_path / "p.xml", tmp_path / "w.json"
+    opts = {"limit": 10 * pw.GIB, "pretrain": {"write_x8": {"bytes": 80 * pw.GIB, "runtime": 80 / 3.75}}}
+    if name == "two-storage":
+        plat.write_text(two_storage_platform())
+        wl.write_text(json.dumps(pw.workload(1, ((8, 2), (2, 1), ("sleep", 2)), sleep=30.0)))
+        sched, opts = "slurm-backfill", None
+    else:
+        plat.write_text(pw.platform_xml())
+        wl.write_text(json.dumps(pw.workload(1, ((8, 6), (1, 4), (4, 3), ("sleep", 10)), sleep=60.0)))
+        sched = name
+    rows = {}
+    for eng in ("embedded", "batsim"):
+        run_simulation(plat, wl, sched, tmp_path / eng, options=opts,
+                       engine_cmd=None if eng == "embedded" else "batsim", timeout=300)
+        rows[eng] = facts(read_out_jobs(tmp_path / eng / "out_jobs.csv"))
+    diffs = schedule_differences(rows["embedded"], rows["batsim"])
+    assert not diffs, f"{len(diffs)} differences: {diffs[:5]}"
+    states = sorted(r[0] for r in rows["batsim"].values())
+    if name == "two-storage":
+        assert states == ["COMPLETED_SUCCESSFULLY"] * 4 + ["REJECTED"] and rows["batsim"]["2"][0] == "REJECTED"
+    else:
+        assert states == ["COMPLETED_SUCCESSFULLY"] * 23

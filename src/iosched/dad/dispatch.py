@@ -246,8 +246,10 @@ class DataAwareDispatch:
         return placer.on_node(job, p_node, free), "remote", p_loc
 
     def _queues(self, s) -> list:
+        """The waiting tasks by queue, each list in queue order, none empty:
+        one list (the whole queue) without interleaving."""
         if not self.interleave:
-            return [s.queue]
+            return [s.queue] if len(s) else []
         by_q: OrderedDict = OrderedDict()
         for job in s.queue:          # queues in order of their oldest waiting task
             by_q.setdefault(job.request.queue, []).append(job)

@@ -2,12 +2,22 @@
 Systems Journal 2017, Section V) and the workload checker.
 
 Every task is a Batsim job with the extra fields ``files`` and ``queue``
-(:mod:`iosched.dad.model`) and a Batsim-standard profile: ``composed`` of
-one ``parallel_homogeneous_pfs`` read per file (``storage`` = the file's
-name, ``bytes_to_read`` = its size, spread over the task's slots with
-``DefinedAmountsSpreadUniformly`` so that the task reads each byte once)
-and, if it computes, a ``parallel_homogeneous`` step (``cpu`` flops per
-slot, no communication).  A read-only task's profile is the read itself.
+(:mod:`iosched.dad.model`) and a Batsim 4.2.1 profile: ``composed`` of one
+``parallel_homogeneous_pfs`` read per file and, if it computes, a
+``parallel_homogeneous`` step (``cpu`` flops per slot, no communication).
+A read-only task's profile is the read itself.
+
+The task reads each byte of its files once, spread over its ``res`` slots:
+``parallel_homogeneous_pfs`` moves ``bytes_to_read`` to *every* executor, so
+a read profile carries the bytes per executor, ``size / res``, and the
+profiles are made per slot count (:func:`read_profile_name`,
+:func:`task_profile_name`): ``read_<file>__r<res>`` reads file ``<file>``
+(``storage`` label = the file's name) on ``res`` slots, and the task's
+composed profile is ``<name>__r<res>``.  Batsim 4.2.1 has no key that
+divides the bytes among the executors (``generation_strategy`` is not one of
+its profile fields: it ignores it, and every executor would read the whole
+file); :func:`check_workload` refuses it.  The scheduler estimates from the
+job's ``files`` field (whole file sizes), never from the profiles.
 
 * :func:`file_benchmark` -- thput-gfpio and readgf (Section V-A/B): ``F``
   files of ``size`` bytes spread evenly over the nodes in blocks (files
@@ -35,16 +45,42 @@ from iosched.dad.platform import node_name
 from iosched.errors import InputError
 
 __all__ = ["GB", "MB", "file_benchmark", "blast_shares", "blast_like", "trace_driven",
-           "write_workload", "check_workload", "SPREAD"]
+           "write_workload", "check_workload", "read_profile", "read_profile_name", "task_profile_name"]
 
 GB = 1e9
 MB = 1e6
-SPREAD = "DefinedAmountsSpreadUniformly"
+#: relative tolerance of :func:`check_workload` on bytes per executor x res = file size
+BYTES_RTOL = 1e-9
 
 
-def _read_profile(name: str, size: float) -> dict:
-    return {"type": "parallel_homogeneous_pfs", "bytes_to_read": float(size), "bytes_to_write": 0.0,
-            "storage": name, "generation_strategy": SPREAD}
+def read_profile_name(file: str, slots: int) -> str:
+    """Name of the profile that reads ``file`` on ``slots`` slots: ``read_<file>__r<slots>``."""
+    return f"read_{file}__r{int(slots)}"
+
+
+def task_profile_name(name: str, slots: int) -> str:
+    """Name of a task's profile ``name`` made for ``slots`` slots: ``<name>__r<slots>``."""
+    return f"{name}__r{int(slots)}"
+
+
+def read_profile(name: str, size: float, slots: int) -> dict:
+    """The ``parallel_homogeneous_pfs`` profile reading file ``name`` of
+    ``size`` bytes on ``slots`` executors: ``bytes_to_read`` = ``size /
+    slots`` per executor, ``storage`` = the file's name (mapped to a disk at
+    EXECUTE_JOB)."""
+    return {"type": "parallel_homogeneous_pfs", "bytes_to_read": float(size) / int(slots),
+            "bytes_to_write": 0.0, "storage": name}
+
+
+def _add_reads(profiles: dict, files, slots: int) -> list:
+    """Add the read profiles of ``files`` on ``slots`` slots (once per file
+    and slot count); returns their names, in file order."""
+    names = []
+    for f in files:
+        rname = read_profile_name(f["name"], slots)
+        profiles.setdefault(rname, read_profile(f["name"], f["size"], slots))
+        names.append(rname)
+    return names
 
 
 def _task(jid, subtime, slots, profile, files, queue, walltime=None) -> dict:
@@ -70,9 +106,9 @@ def file_benchmark(nb_files: int = 20, size: float = GB, nb_nodes: int = 4, name
     for i in range(nb_files):
         f = f"f{i:0{w}d}"
         node = node_name(i * nb_nodes // nb_files, nb_nodes)
-        profiles[f"read_{f}"] = _read_profile(f, size)
-        jobs.append(_task(f"{name}{i:0{w}d}", 0.0, 1, f"read_{f}",
-                          [{"name": f, "size": float(size), "replicas": [node]}], "batch"))
+        files = [{"name": f, "size": float(size), "replicas": [node]}]
+        (rname,) = _add_reads(profiles, files, 1)
+        jobs.append(_task(f"{name}{i:0{w}d}", 0.0, 1, rname, files, "batch"))
     return {"description": f"{name}: {nb_files} files of {size:g} B on {nb_nodes} nodes "
                            f"(Li & Tatebe 2017, Section V)", "nb_res": nb_nodes, "jobs": jobs,
             "profiles": profiles}
@@ -139,13 +175,12 @@ def blast_like(nb_tasks: int = 8, slots: int = 8, nb_nodes: int = 4, set_files: 
         holders = [node_name((first + r) % nb_nodes, nb_nodes) for r in range(replicas)]
         files = [{"name": f"{queue}_db{j}", "size": sizes[queue] / set_files, "replicas": holders}
                  for j in range(set_files)]
-        for f in files:
-            profiles[f"read_{f['name']}"] = _read_profile(f["name"], f["size"])
+        reads = _add_reads(profiles, files, slots)
         profiles[f"compute_{queue}"] = {"type": "parallel_homogeneous", "cpu": round(sh["flops"]), "com": 0}
-        profiles[queue] = {"type": "composed", "repeat": 1,
-                           "seq": [f"read_{f['name']}" for f in files] + [f"compute_{queue}"]}
+        pname = task_profile_name(queue, slots)
+        profiles[pname] = {"type": "composed", "repeat": 1, "seq": reads + [f"compute_{queue}"]}
         for i in range(nb_tasks):
-            jobs.append(_task(f"{queue}{i:02d}", 0.0, slots, queue, files, queue))
+            jobs.append(_task(f"{queue}{i:02d}", 0.0, slots, pname, files, queue))
     return {"description": "BLAST-like (Li & Tatebe 2017, Section V-C): " + json.dumps(desc, sort_keys=True),
             "nb_res": nb_nodes * slots, "jobs": jobs, "profiles": profiles}
 
@@ -204,9 +239,6 @@ def trace_driven(swf_path, nb_nodes: int, slots: int, *, first: int = 1000, seed
                           "replicas": [node_name(h, nb_nodes) for h in holders]})
         sets.append(files)
     profiles, jobs = {}, []
-    for files in sets:
-        for f in files:
-            profiles[f"read_{f['name']}"] = _read_profile(f["name"], f["size"])
     t0 = rows[0][0]
     factor = 1.0
     span = rows[-1][0] - t0
@@ -217,11 +249,10 @@ def trace_driven(swf_path, nb_nodes: int, slots: int, *, first: int = 1000, seed
         s = int(rng.integers(nb_sets))
         queue = "io" if s < round(io_queue_share * nb_sets) else "cpu"
         n = min(procs, slots)
-        pname = f"task{i}"
+        pname = task_profile_name(f"task{i}", n)
         cname = f"compute{i}"
         profiles[cname] = {"type": "parallel_homogeneous", "cpu": round(min(run, max_runtime) * speed), "com": 0}
-        profiles[pname] = {"type": "composed", "repeat": 1,
-                           "seq": [f"read_{f['name']}" for f in sets[s]] + [cname]}
+        profiles[pname] = {"type": "composed", "repeat": 1, "seq": _add_reads(profiles, sets[s], n) + [cname]}
         jobs.append(_task(f"j{i}", round((sub - t0) * factor, 6), n, pname, sets[s], queue))
     return {"description": f"trace-driven: {swf_path} first {len(rows)} jobs, {nb_nodes} nodes x {slots} "
                            f"slots, {nb_sets} file sets, seed {seed}, arrival factor {factor:.6g}",
@@ -246,7 +277,9 @@ def write_workload(workload: dict, path) -> None:
     Path(path).write_text("\n".join(lines) + "\n")
 
 
-def _storage_labels(profiles: dict, name: str, where: str, seen=None) -> list:
+def _storage_steps(profiles: dict, name: str, where: str, seen=None) -> list:
+    """``(profile name, profile, storage label)`` of every storage step of a
+    profile (through ``composed``), each once."""
     seen = set() if seen is None else seen
     if name in seen:
         return []
@@ -255,24 +288,37 @@ def _storage_labels(profiles: dict, name: str, where: str, seen=None) -> list:
     if prof is None:
         raise InputError(f"{where}: profile {name!r} is not defined")
     if prof.get("type") == "parallel_homogeneous_pfs":
-        return [prof.get("storage", "pfs")]
+        return [(name, prof, prof.get("storage", prof.get("host", "pfs")))]
     if prof.get("type") == "data_staging":
-        return [prof.get("from"), prof.get("to")]
+        return [(name, prof, prof.get("from")), (name, prof, prof.get("to"))]
     if prof.get("type") == "composed":
         out = []
         for sub in prof.get("seq", []):
-            out += _storage_labels(profiles, sub, where, seen)
+            out += _storage_steps(profiles, sub, where, seen)
         return out
     return []
+
+
+def _profiles_used(profiles: dict, name: str, seen: set) -> None:
+    if name in seen or name not in profiles:
+        return
+    seen.add(name)
+    for sub in profiles[name].get("seq", []) if profiles[name].get("type") == "composed" else []:
+        _profiles_used(profiles, sub, seen)
 
 
 def check_workload(workload: dict, nodes, source: str = "workload") -> None:
     """Check a DAD workload against the platform's node names.
 
     Every job's ``files``/``queue`` must be well formed
-    (:func:`iosched.dad.model.read_task`), every replica on a known node, and
+    (:func:`iosched.dad.model.read_task`), every replica on a known node,
     every storage label its profile reads a file the job lists (the label is
-    mapped to a disk at EXECUTE_JOB).
+    mapped to a disk at EXECUTE_JOB), each such read move the file's size
+    over the job's ``res`` executors (``bytes_to_read x res`` = ``size``,
+    relative tolerance :data:`BYTES_RTOL`: the simulated read is what the
+    scheduler estimates from ``files``), and no profile a job uses may carry
+    ``generation_strategy`` (not a Batsim 4.2.1 profile field: Batsim ignores
+    it, so a workload relying on it means other bytes on the real Batsim).
 
     :param workload: the workload dict.
     :param nodes: the platform's node names (iterable of str).
@@ -284,11 +330,28 @@ def check_workload(workload: dict, nodes, source: str = "workload") -> None:
     for k, job in enumerate(workload.get("jobs", [])):
         where = f"{source}: job {job.get('id', k)!r}"
         req = read_task(job, where)
-        names = {f.name for f in req.files}
+        sizes = {f.name: f.size for f in req.files}
         for f in req.files:
             for r in f.replicas:
                 if r not in known:
                     raise InputError(f"{where}: file {f.name!r}: replica on unknown node {r!r}")
-        for label in _storage_labels(profiles, job.get("profile"), where):
-            if label not in names:
+        steps = _storage_steps(profiles, job.get("profile"), where)
+        used: set = set()
+        _profiles_used(profiles, job.get("profile"), used)
+        for pname in sorted(used):
+            if "generation_strategy" in profiles[pname]:
+                raise InputError(f"{where}: profile {pname!r} has 'generation_strategy', which Batsim 4.2.1 "
+                                 f"ignores (every executor would read all of bytes_to_read); give the bytes "
+                                 f"per executor instead (python -m iosched.dad workload)")
+        res = job.get("res")
+        for pname, prof, label in steps:
+            if label not in sizes:
                 raise InputError(f"{where}: its profile reads unknown file {label!r} (not in field 'files')")
+            if prof.get("type") != "parallel_homogeneous_pfs" or not isinstance(res, int) or res < 1:
+                continue
+            per = prof.get("bytes_to_read", 0.0)
+            if not isinstance(per, (int, float)) or \
+                    abs(per * res - sizes[label]) > BYTES_RTOL * max(abs(sizes[label]), 1.0):
+                raise InputError(f"{where}: profile {pname!r} reads {per!r} B per executor x res={res} of "
+                                 f"file {label!r}, whose size is {sizes[label]:g} B (expected "
+                                 f"{sizes[label] / res!r} B per executor)")

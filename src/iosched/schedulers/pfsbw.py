@@ -3,8 +3,21 @@
 HPC clusters").
 
 Launch: ``pybatsim schedulers/pfsbw.py -o '{"policy": "adaptive", "limit": 21474836480}'``
-(embedded engine or real Batsim 4.2.x; jobs are plain EXECUTE_JOBs with a
-``storage_mapping`` of the label ``pfs`` to the platform's storage host).
+(embedded engine or real Batsim 4.2.1, no engine flag).
+
+EXECUTE_JOB (see :meth:`Pfsbw.launch`): Batsim 4.2.1 accepts ``job_id``,
+``alloc`` and at most ONE of ``mapping`` / ``storage_mapping`` /
+``additional_io_job`` (``protocol.cpp``, ``handle_execute_job``; it aborts
+otherwise). A job runs on whole nodes; when it has fewer executors than
+allocated cores it gets a ``mapping`` (executor i on the i-th allocated
+core). A ``storage_mapping`` is sent only when Batsim needs one: the job's
+profile uses a storage label (``parallel_homogeneous_pfs``, through
+``composed`` too) and the platform does not have exactly one storage host,
+or the profile has a ``data_staging`` step. With exactly one storage host
+(``platforms/pfsbw15.xml``) none is sent and Batsim uses that host. A job
+that needs both cannot be encoded: it is rejected at submission (REJECT_JOB,
+one logged line naming it), and a platform where that can happen is
+announced by a warning at SIMULATION_BEGINS.
 
 Options (pybatsim ``-o`` JSON):
 
@@ -61,7 +74,7 @@ from iosched.sched.adapter import PybatsimScheduler, state_name
 from iosched.sched.core import Scheduler, plain_job
 from iosched.sched.orders import fcfs
 
-__all__ = ["Pfsbw", "POLICIES", "VARIANTS", "OPTIONS", "KNOWN_OPTIONS", "PfsRequest"]
+__all__ = ["Pfsbw", "POLICIES", "VARIANTS", "OPTIONS", "KNOWN_OPTIONS", "PfsRequest", "storage_needs"]
 
 #: bytes in a GiB
 GIB = 2 ** 30
@@ -123,6 +136,43 @@ def read_pfs_job(batsim_job, cores_per_node: int = 1) -> tuple:
     return nb_res, estimate, pools, PfsRequest(variety, float(nbytes))
 
 
+def storage_needs(profiles: dict, name, _seen=None) -> tuple:
+    """The storage a Batsim profile uses, as Batsim 4.2.1 resolves it at
+    EXECUTE_JOB (``task_execution.cpp``): ``(labels, staging)``, the sorted
+    tuple of its storage labels (``parallel_homogeneous_pfs``: ``storage``,
+    or ``host``, default ``pfs``; ``data_staging``: ``from`` and ``to``; ``composed``:
+    those of its steps) and whether a ``data_staging`` step is among them
+    (those always need a ``storage_mapping``; a ``parallel_homogeneous_pfs``
+    step needs one unless the platform has exactly one storage host).
+
+    :param profiles: the workload's profiles (name -> dict), as Batsim sends
+        them at SIMULATION_BEGINS.
+    :param name: the job's profile; one not in ``profiles`` (or without a
+        ``type``: pybatsim's placeholder for a profile it was not sent) is
+        assumed to use the label ``pfs`` (the family's profiles).
+    """
+    seen = set() if _seen is None else _seen
+    if name in seen:
+        return (), False
+    seen.add(name)
+    prof = profiles.get(name) if isinstance(name, str) else None
+    if not isinstance(prof, dict) or "type" not in prof:
+        return ("pfs",), False
+    kind = prof.get("type")
+    if kind == "parallel_homogeneous_pfs":
+        return (str(prof.get("storage", prof.get("host", "pfs"))),), False
+    if kind == "data_staging":
+        return tuple(sorted({str(prof.get("from")), str(prof.get("to"))})), True
+    if kind == "composed":
+        labels, staging = set(), False
+        for sub in prof.get("seq") or ():
+            lab, st = storage_needs(profiles, sub, seen)
+            labels.update(lab)
+            staging |= st
+        return tuple(sorted(labels)), staging
+    return (), False
+
+
 class Pfsbw(PybatsimScheduler):
     """pybatsim scheduler of the pfsbw family (see the module documentation).
 
@@ -170,13 +220,11 @@ class Pfsbw(PybatsimScheduler):
         self.trace: list = []
         self.stats_path = opts.get("stats")
         self.pass_stats: list = []
+        self._needs_cache: dict = {}   # (workload, profile) -> storage_needs(...)
+        self._storage_ids: dict = {}   # storage host name -> lowest id of that name
         pools = {} if pol == "slurm-backfill" else {POOL: self.limit}
         return Scheduler(SlurmBackfill(self._tracker, self.backfill_max), order=fcfs,
                          read_job=self._read_job, pools=pools, name="Pfsbw")
-
-    def _read_job(self, batsim_job) -> tuple:
-        nodes = self.core.machine.nodes
-        return read_pfs_job(batsim_job, nodes[0].cores if nodes else 1)
 
     # --------------------------------------------------------- estimates
     def rate(self, job) -> float:
@@ -204,16 +252,80 @@ class Pfsbw(PybatsimScheduler):
         return rt
 
     # ------------------------------------------------------- Batsim side
-    def launch(self, running) -> None:
-        """EXECUTE_JOB on the job's whole nodes, its ``res`` executors
-        mapped to the first allocated cores when fewer (``mapping``), the
-        label ``pfs`` mapped to the platform's (first) storage host."""
-        job = running.job.batsim
+    def onSimulationBegins(self):
+        """SIMULATION_BEGINS: the core's machine and profile, the storage
+        hosts by name, and a warning when several storage hosts make some
+        jobs impossible to encode (see :meth:`launch`)."""
+        super().onSimulationBegins()
         storage = self.core.machine.storage
-        if storage:
-            job.storage_mapping = {"pfs": min(storage)}
+        self._storage_ids = {name: rid for rid, name in sorted(storage.items(), reverse=True)}
+        multicore = any(n.cores > 1 for n in self.core.machine.nodes)
+        if len(storage) > 1 and multicore:
+            self.logger.warning(
+                "%d storage hosts (%s): a job with fewer executors than its nodes' cores whose "
+                "profile uses storage will be rejected (Batsim 4.2.1's EXECUTE_JOB carries a "
+                "mapping or a storage_mapping, not both)", len(storage), ", ".join(sorted(storage.values())))
+
+    def _storage_needs(self, batsim_job) -> tuple:
+        """``(labels, staging)`` of a job's profile: the storage labels it
+        uses (tuple, sorted) and whether it has a ``data_staging`` step
+        (:func:`storage_needs`, on the profiles Batsim sent at
+        SIMULATION_BEGINS; a profile not found there is assumed to use the
+        label ``pfs``)."""
+        key = (getattr(batsim_job, "workload", None), getattr(batsim_job, "profile", None))
+        if key not in self._needs_cache:
+            profiles = (getattr(self.bs, "profiles", None) or {}).get(key[0]) or {}
+            self._needs_cache[key] = storage_needs(profiles, key[1])
+        return self._needs_cache[key]
+
+    def storage_mapping(self, batsim_job):
+        """The ``storage_mapping`` EXECUTE_JOB must carry for this job, or
+        None when Batsim needs none: a ``data_staging`` step, or storage
+        labels on a platform without exactly one storage host. Each label is
+        mapped to the storage host of that name when there is one, else to
+        the storage host of the lowest id.
+
+        :raises InputError: the profile uses storage and the platform has no
+            storage host.
+        """
+        labels, staging = self._storage_needs(batsim_job)
+        storage = self.core.machine.storage
+        if not labels:
+            return None
+        if not storage:
+            raise InputError(f"job {batsim_job.id}: its profile uses the storage label(s) "
+                             f"{', '.join(labels)} but the platform has no storage host")
+        if len(storage) == 1 and not staging:
+            return None     # Batsim uses the only storage host
+        first = min(storage)
+        return {label: self._storage_ids.get(label, first) for label in labels}
+
+    def _read_job(self, batsim_job) -> tuple:
+        nodes = self.core.machine.nodes
+        out = read_pfs_job(batsim_job, nodes[0].cores if nodes else 1)
+        sm = self.storage_mapping(batsim_job)
+        if sm is not None and out[0] > batsim_job.requested_resources:
+            raise InputError(
+                f"job {batsim_job.id}: {batsim_job.requested_resources} executor(s) on {out[0]} allocated "
+                f"cores need a mapping and its storage label(s) {', '.join(sm)} need a storage_mapping "
+                f"({len(self.core.machine.storage)} storage hosts); Batsim 4.2.1's EXECUTE_JOB carries at "
+                f"most one of them")
+        return out
+
+    def launch(self, running) -> None:
+        """EXECUTE_JOB on the job's whole nodes with at most one optional
+        field: ``mapping`` (its ``res`` executors on the first allocated
+        cores) when it has fewer executors than allocated cores, else
+        ``storage_mapping`` when Batsim needs one (:meth:`storage_mapping`;
+        with exactly one storage host, never). Jobs that would need both were
+        rejected at submission."""
+        job = running.job.batsim
+        sm = self.storage_mapping(job)
         if job.requested_resources < len(running.resources):
+            assert sm is None, f"job {job.id}: mapping and storage_mapping (should have been rejected)"
             job.mapping = {str(i): i for i in range(job.requested_resources)}
+        elif sm is not None:
+            job.storage_mapping = sm
         super().launch(running)
 
     def onJobCompletion(self, job):
