@@ -56,10 +56,12 @@ AGREEING = ("g12_bb200_plan3", "g13_bb200_sjfbb", "g14_loc_uppmax_lea",
 #: cases whose inputs the real Batsim refuses or reads otherwise -> what the
 #: embedded engine's one-line refusal names
 REFUSED = {
-    "g17_pfsbw_w1_adaptive": "EXECUTE_JOB",
     "g18_dad_blast_torquefifo": "generation_strategy",
     "g19_dad_blast_dad": "generation_strategy",
 }
+#: the case whose recorded scheduler sent what the real Batsim aborts on
+#: (the shipped pfsbw scheduler now sends the Batsim-valid encoding of g17b)
+ABORTED = "g17_pfsbw_w1_adaptive"
 
 
 def case(shared, name) -> dict:
@@ -175,11 +177,11 @@ def test_what_batsim_refuses_is_refused_in_one_line(shared, name, tmp_path):
 def test_g17_the_real_batsim_aborted_on_the_four_field_execute_job(shared, tmp_path):
     """g17's transcript ends at the scheduler reply the real Batsim aborted
     on; our engine, answered with that reply, refuses the same event."""
-    c = case(shared, "g17_pfsbw_w1_adaptive")
-    ex = exchanges(shared, "g17_pfsbw_w1_adaptive")
-    bad = [e for e in ex[-1][1]["events"] if e["type"] == "EXECUTE_JOB"][0]
+    c = case(shared, ABORTED)
+    ex = exchanges(shared, ABORTED)
+    bad = [e for e in ex[-1][1]["events"] if e["type"] == "EXECUTE_JOB" and len(e["data"]) == 4][0]
     assert {"mapping", "storage_mapping"} <= set(bad["data"])
-    assert "size in {2,3} (size=4)" in (shared / "golden" / "g17_pfsbw_w1_adaptive" / "batsim_error.txt").read_text()
+    assert "size in {2,3} (size=4)" in (shared / "golden" / ABORTED / "batsim_error.txt").read_text()
     golden = shared / "golden"
     rep = play_scheduler_side(ex, [sys.executable, "-m", "iosched.engine.cli", *engine_flags(c)],
                               golden / c["platform"], [golden / w for w in c["workloads"]], tmp_path,
@@ -188,12 +190,20 @@ def test_g17_the_real_batsim_aborted_on_the_four_field_execute_job(shared, tmp_p
     assert "EXECUTE_JOB" in rep.engine_log and bad["data"]["job_id"] in rep.engine_log, rep.engine_log
 
 
+def test_g17_inputs_give_the_schedule_of_g17b(shared, tmp_path):
+    """The shipped pfsbw scheduler on g17's inputs: the real Batsim's
+    schedule of the Batsim-valid encoding (g17b), job by job."""
+    run_golden_inputs(shared, case(shared, ABORTED), tmp_path / "out")
+    assert_same_run(read_jobs(tmp_path / "out" / "out_jobs.csv"),
+                    read_jobs(shared / "golden" / "g17b_pfsbw_w1_adaptive_nosm" / "out_jobs.csv"))
+
+
 def test_g17_our_scheduler_sends_the_batsim_valid_encoding(shared, tmp_path):
     """The shipped pfsbw scheduler, given g17's requests, answers what the
     real Batsim accepted in g17b: the same decisions without
     ``storage_mapping`` (the platform has one storage host)."""
-    c = case(shared, "g17_pfsbw_w1_adaptive")
-    ex = exchanges(shared, "g17_pfsbw_w1_adaptive")
+    c = case(shared, ABORTED)
+    ex = exchanges(shared, ABORTED)
     expected = []
     for req, rep in ex:
         rep = json.loads(json.dumps(rep))
@@ -223,5 +233,5 @@ def test_dad_scheduler_replies_as_golden_on_the_generated_workload(shared, name,
 
 def test_every_case_is_covered(shared):
     names = {p.name for p in (shared / "golden").glob("g*") if (p / "case.json").is_file()}
-    assert names == set(AGREEING) | set(REFUSED)
+    assert names == set(AGREEING) | set(REFUSED) | {ABORTED}
 
