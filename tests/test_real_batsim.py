@@ -15,9 +15,7 @@ Skipped, with the reason, when no ``batsim`` is on PATH. They run inside
   on g15's 30 jobs with ``io_model`` exclusive and shared; dad on g18b's
   BLAST workload without ``generation_strategy``; pfsbw on g17b's 180 jobs
   with the pretrain file; locality on g14's 500 Uppmax jobs. Known
-  exceptions: the pfsbw names xfail while the scheduler sends EXECUTE_JOB
-  with both ``mapping`` and ``storage_mapping`` (the real Batsim aborts,
-  golden g17); listpack io-list-bf with shared I/O is compared by
+  exception: listpack io-list-bf with shared I/O is compared by
   aggregates (:func:`test_listpack_shared_on_both_engines`). The whole file
   takes 3 to 8 minutes on a shared 2-core machine;
 * the golden cases: the real Batsim on this machine reproduces the golden
@@ -336,18 +334,13 @@ def test_dad_on_both_engines(shared, name, tmp_path):
     assert_same_on_both_engines(run_both_engines(plat, wl, name, options, tmp_path))
 
 
-#: the real Batsim 4.2.1's abort on a 4-field EXECUTE_JOB (src/protocol.cpp)
-PFSBW_ABORT = "(EXECUTE_JOB) should be of size in {2,3} (size=4)"
-
-
 @pytest.mark.parametrize("name", family_names("pfsbw"))
 def test_pfsbw_on_both_engines(shared, name, tmp_path):
+    """The scheduler's EXECUTE_JOBs carry at most one of mapping /
+    storage_mapping (the real Batsim 4.2.1 aborts on a 4-field one, golden
+    g17)."""
     plat, wl, options = family_inputs(shared, "pfsbw")
-    runs = run_both_engines(plat, wl, name, options, tmp_path)
-    if isinstance(runs["batsim"], RunError) and PFSBW_ABORT in str(runs["batsim"]):
-        pytest.xfail("the scheduler sends EXECUTE_JOB with mapping and storage_mapping, "
-                     "which Batsim 4.2.1 aborts on (golden g17)")
-    assert_same_on_both_engines(runs, 180)
+    assert_same_on_both_engines(run_both_engines(plat, wl, name, options, tmp_path), 180)
 
 
 @pytest.mark.parametrize("name", family_names("locality"))
