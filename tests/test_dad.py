@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
+from schedules import facts, schedule_differences
 
 from iosched.dad.dispatch import DataAwareDispatch, NodePlacer, TorqueFifo
 from iosched.dad.model import FileRef, file_locality, read_task, replica_for, score
@@ -472,25 +473,6 @@ def test_no_interleave_end_to_end(tmp_path, sched):
 
 
 BEFORE = __import__("json").loads((Path(__file__).resolve().parent / "data" / "reencode_before.json").read_text())["cases"]
-
-
-def facts(rows) -> dict:
-    return {r["job_id"]: [r["final_state"], r["allocated_resources"], float(r["starting_time"]),
-                          float(r["finish_time"])] for r in rows}
-
-
-def schedule_differences(ours: dict, ref: dict, abs_tol=0.05, rel_tol=1e-3) -> list:
-    """Job by job: final state, allocation, start and finish within
-    0.05 s + 0.1 % (the project's bar)."""
-    out = [] if ours.keys() == ref.keys() else [f"jobs {sorted(set(ours) ^ set(ref))[:5]}"]
-    for j in sorted(set(ours) & set(ref)):
-        a, b = ours[j], ref[j]
-        if a[:2] != b[:2]:
-            out.append(f"{j}: {a[:2]} != {b[:2]}")
-        for x, y, what in ((a[2], b[2], "start"), (a[3], b[3], "finish")):
-            if abs(x - y) > abs_tol + rel_tol * max(abs(x), abs(y)):
-                out.append(f"{j}: {what} {x} != {y}")
-    return out
 
 
 @pytest.mark.parametrize("case", ["blast", "readgf", "trace"])

@@ -8,6 +8,7 @@ import random
 from pathlib import Path
 
 import pytest
+from schedules import facts, schedule_differences
 from batsim.batsim import Batsim
 from batsim.batsim import Job as BatsimJob
 from procset import ProcSet
@@ -498,26 +499,6 @@ def read_out_jobs(path) -> dict:
     import csv
     with open(path, newline="") as fh:
         return {r["job_id"]: r for r in csv.DictReader(fh)}
-
-
-def schedule_differences(ours: dict, ref: dict, abs_tol=0.05, rel_tol=1e-3) -> list:
-    """Job by job: final state, allocation, start and finish within
-    ``abs_tol + rel_tol * max(|a|, |b|)`` s (the project's bar, 0.05 s + 0.1 %).
-    ``ours``/``ref``: job id -> [final_state, alloc, start, finish]."""
-    out = [] if ours.keys() == ref.keys() else [f"jobs {sorted(set(ours) ^ set(ref))[:5]}"]
-    for j in sorted(set(ours) & set(ref)):
-        a, b = ours[j], ref[j]
-        if a[:2] != b[:2]:
-            out.append(f"{j}: {a[:2]} != {b[:2]}")
-        for x, y, what in ((a[2], b[2], "start"), (a[3], b[3], "finish")):
-            if abs(x - y) > abs_tol + rel_tol * max(abs(x), abs(y)):
-                out.append(f"{j}: {what} {x} != {y}")
-    return out
-
-
-def facts(rows: dict) -> dict:
-    return {j: [r["final_state"], r["allocated_resources"], float(r["starting_time"] or "nan"),
-                float(r["finish_time"] or "nan")] for j, r in rows.items()}
 
 
 def test_g17b_schedule_on_the_embedded_engine(shared, tmp_path):

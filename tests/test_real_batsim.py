@@ -266,24 +266,6 @@ def test_baselines_small_on_both_engines(small_inputs, name, tmp_path):
     assert_same_run(runs["embedded"], runs["batsim"])  # and the foundation issue's tolerance
 
 
-@pytest.mark.parametrize("name", family_names("baselines"))
-def test_baselines_kth1000_dragonfly96_on_both_engines(shared, name, tmp_path):
-    plat, wl, options = family_inputs(shared, "kth1000")
-    assert_same_on_both_engines(run_both_engines(plat, wl, name, options, tmp_path), 1000)
-
-
-@pytest.mark.parametrize("name", family_names("bb"))
-def test_burst_buffer_on_both_engines(shared, name, tmp_path):
-    plat, wl, options = family_inputs(shared, "bb")
-    assert_same_on_both_engines(run_both_engines(plat, wl, name, options, tmp_path))
-
-
-@pytest.mark.parametrize("name", family_names("listpack"))
-def test_listpack_exclusive_on_both_engines(shared, name, tmp_path):
-    plat, wl, options = family_inputs(shared, "listpack-exclusive")
-    assert_same_on_both_engines(run_both_engines(plat, wl, name, options, tmp_path))
-
-
 #: listpack names that, under ``io_model: shared``, the two engines do not
 #: run alike job by job (see :func:`test_listpack_shared_on_both_engines`)
 LISTPACK_SHARED_BY_AGGREGATES = {"io-list-bf"}
@@ -328,22 +310,20 @@ def test_listpack_shared_on_both_engines(shared, name, tmp_path):
         assert abs(x - y) <= 0.01 * abs(y), f"{key}: embedded {x} vs real {y}"
 
 
-@pytest.mark.parametrize("name", family_names("dad"))
-def test_dad_on_both_engines(shared, name, tmp_path):
-    plat, wl, options = family_inputs(shared, "dad")
-    assert_same_on_both_engines(run_both_engines(plat, wl, name, options, tmp_path))
+#: (inputs of :data:`FAMILY_INPUTS`, family, expected rows or None): each
+#: family's names on its golden inputs (the baselines also on the small inputs
+#: above, and io_model shared in :func:`test_listpack_shared_on_both_engines`)
+FAMILY_RUNS = [("kth1000", "baselines", 1000), ("bb", "bb", None), ("listpack-exclusive", "listpack", None),
+               ("dad", "dad", None), ("pfsbw", "pfsbw", 180), ("locality", "locality", None)]
 
 
-@pytest.mark.parametrize("name", family_names("pfsbw"))
-def test_pfsbw_on_both_engines(shared, name, tmp_path):
-    """The scheduler's EXECUTE_JOBs carry at most one of mapping /
-    storage_mapping (the real Batsim 4.2.1 aborts on a 4-field one, golden
-    g17)."""
-    plat, wl, options = family_inputs(shared, "pfsbw")
-    assert_same_on_both_engines(run_both_engines(plat, wl, name, options, tmp_path), 180)
-
-
-@pytest.mark.parametrize("name", family_names("locality"))
-def test_locality_on_both_engines(shared, name, tmp_path):
-    plat, wl, options = family_inputs(shared, "locality")
-    assert_same_on_both_engines(run_both_engines(plat, wl, name, options, tmp_path))
+@pytest.mark.parametrize("inputs, name, nb_jobs",
+                         [pytest.param(key, name, rows, id=f"{key}:{name}")
+                          for key, fam, rows in FAMILY_RUNS for name in family_names(fam)])
+def test_family_scheduler_on_both_engines(shared, inputs, name, nb_jobs, tmp_path):
+    """Same jobs, final states, allocations, start and finish within 0.05 s +
+    0.1 % on both engines. The pfsbw scheduler's EXECUTE_JOBs carry at most
+    one of mapping / storage_mapping (the real Batsim 4.2.1 aborts on a
+    4-field one, golden g17)."""
+    plat, wl, options = family_inputs(shared, inputs)
+    assert_same_on_both_engines(run_both_engines(plat, wl, name, options, tmp_path), nb_jobs)
