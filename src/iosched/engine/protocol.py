@@ -426,6 +426,24 @@ class ProtocolMixin:
             executors.append(alloc[r])
         return executors
 
+    def _check_scheduler_profile(self, name, prof, where, profiles):
+        """A profile the scheduler gives (REGISTER_PROFILE, an
+        ``additional_io_job``'s ``profile``), checked as a workload's
+        (:func:`~iosched.engine.workload.validate_profile`, against
+        *profiles*), its spread ``generation_strategy`` an extension.
+
+        :raises ProtocolError: an invalid profile, or the spread key without
+            ``--embedded-extensions``.
+        """
+        try:
+            ext = validate_profile(name, prof, where, profiles)
+        except InputError as exc:
+            raise ProtocolError(str(exc)) from None
+        if ext is not None:
+            self._extension(f"{where}: profile '{name}' field '{ext}'", f"'{SPREAD}' is ignored by Batsim "
+                            "4.2.1 (it gives every executor the full amounts): divide the amounts by the "
+                            "number of executors")
+
     def _check_io_job(self, j, io, where):
         """EXECUTE_JOB's ``additional_io_job`` as Batsim 4.2.1 reads it
         (``handle_execute_job``): ``profile_name`` (a string), either a new
@@ -445,13 +463,7 @@ class ProtocolMixin:
                 raise ProtocolError(f"{where}: profile '{pname}' already exists (Batsim 4.2.1 adds the given "
                                     "profile to the workload under this name, which must be new)")
             prof = io["profile"]
-            try:
-                ext = validate_profile(pname, prof, where, profiles)
-            except InputError as exc:
-                raise ProtocolError(str(exc)) from None
-            if ext is not None:
-                self._extension(f"{where}: profile '{pname}'", f"field '{ext}': '{SPREAD}' is ignored by "
-                                "Batsim 4.2.1")
+            self._check_scheduler_profile(pname, prof, where, profiles)
             profiles[pname] = prof
         elif pname not in profiles:
             raise ProtocolError(f"{where}: unknown profile '{pname}'")
@@ -659,13 +671,7 @@ class ProtocolMixin:
             self._extension(where, "a profile of this name already exists: Batsim 4.2.1 aborts even when it is "
                             "identical (handle_register_profile, src/protocol.cpp)")
             return
-        try:
-            ext = validate_profile(name, prof, where, ChainMap({name: prof}, profiles))  # no copy
-        except InputError as exc:
-            raise ProtocolError(str(exc)) from None
-        if ext is not None:
-            self._extension(f"{where}: field '{ext}'", f"'{SPREAD}' is ignored by Batsim 4.2.1 (it gives every "
-                            "executor the full amounts): divide the amounts by the number of executors")
+        self._check_scheduler_profile(name, prof, where, ChainMap({name: prof}, profiles))  # no copy
         profiles[name] = prof
         self.dyn_profiles.add((wl, name))
         if prof.get("type") == "composed":
