@@ -38,6 +38,7 @@ schedulers run on the real Batsim too.
 
 from __future__ import annotations
 
+import heapq
 from typing import NamedTuple, Optional
 
 from procset import ProcSet
@@ -236,8 +237,25 @@ class Conservative:
 
     def __init__(self):
         self.plans: dict = {}
+        self._starts: list = []  # heap of (start, seq, job id) of plans; replaced ones linger
         self._invalid = False
         self._freed_early = False
+
+    def _set(self, job, plan: Plan) -> None:
+        self.plans[job.id] = plan
+        if plan.start < INF:
+            heapq.heappush(self._starts, (plan.start, job.seq, job.id))
+
+    def _first_start(self) -> float:
+        """The earliest start of the plans (inf if none)."""
+        h = self._starts
+        while h:
+            start, _, jid = h[0]
+            plan = self.plans.get(jid)
+            if plan is not None and plan.start == start:
+                return start
+            heapq.heappop(h)
+        return INF
 
     # events from the core
     def on_job_end(self, s, running, early: bool) -> None:
@@ -251,7 +269,7 @@ class Conservative:
 
     def schedule(self, s, now: float) -> None:
         """One pass at ``now`` (s) on the core ``s``: (re)plan, compress, start due plans."""
-        if not self._invalid and any(p.start < now for p in self.plans.values()):
+        if not self._invalid and self._first_start() < now:
             # a reservation's start passed without a pass (inexact estimates)
             self._drop(s)
         if self._invalid:
@@ -260,18 +278,25 @@ class Conservative:
         elif self._freed_early and self.plans:
             s.stats["compressions"] += 1
             self._compress(s, now)
-        for job in s.queue:
-            if job.id not in self.plans:
-                self.plans[job.id] = self._plan(s, job, now)
-        for job in s.queue:
-            plan = self.plans[job.id]
-            if plan.start <= now:
-                del self.plans[job.id]
-                s.start(job, now, plan.allocation, plan.reservation)
+        if len(self.plans) < len(s):    # jobs submitted since the last pass
+            for job in s.queue:
+                if job.id not in self.plans:
+                    self._set(job, self._plan(s, job, now))
+        # the plans due now, started in queue order
+        due = set()
+        h = self._starts
+        while h and h[0][0] <= now:
+            start, _, jid = heapq.heappop(h)
+            plan = self.plans.get(jid)
+            if plan is not None and plan.start == start:
+                due.add(jid)
+        for job in sorted((s.waiting(jid) for jid in due), key=lambda j: j.key):
+            plan = self.plans.pop(job.id)
+            s.start(job, now, plan.allocation, plan.reservation)
         # a reservation may start when no event is due (its start was the end
         # of a reservation that compression moved): be called then, unless a
         # running job is expected to end at that very time
-        nxt = min((p.start for p in self.plans.values()), default=INF)
+        nxt = self._first_start()
         if nxt < INF and not s.running_ends_at(nxt):
             s.wake_up_at(nxt, now)
         self._freed_early = False
@@ -288,6 +313,7 @@ class Conservative:
                 if plan.reservation is not None:
                     s.profile.remove(plan.reservation)
             self.plans = {}
+            self._starts = []
             self._invalid = True
 
     def _compress(self, s, now) -> None:
@@ -311,7 +337,7 @@ class Conservative:
                                    job.id, old.start, t)
                     continue
                 profile.remove(old.reservation)
-                self.plans[job.id] = Plan(job.id, t, s.reserve(job, t, alloc), alloc)
+                self._set(job, Plan(job.id, t, s.reserve(job, t, alloc), alloc))
                 continue
             if old.reservation is not None:
                 profile.remove(old.reservation)
@@ -324,4 +350,4 @@ class Conservative:
                                job.id, old.start, new.start)
                 new = Plan(job.id, old.start, s.reserve(job, old.start, old.allocation),
                            old.allocation)
-            self.plans[job.id] = new
+            self._set(job, new)
