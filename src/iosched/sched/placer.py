@@ -147,7 +147,14 @@ class Placer:
     faster search that gives the same answers.
 
     Class attribute :attr:`pure`: True when the answers depend only on the
-    job and the free capacity (see :meth:`earliest`).
+    job and the free capacity as a step function of time (no random
+    choice, no state; a breakpoint where nothing changes changes no
+    answer), and :meth:`earliest` gives the first candidate at which
+    :meth:`fit_at` succeeds. EASY then reuses the head's start while the
+    profile is unchanged, and conservative compression asks for a job's
+    new slot with its old one freed for the question only
+    (:meth:`AvailabilityProfile.without
+    <iosched.sched.profile.AvailabilityProfile.without>`).
 
     Class attribute :attr:`needs_nb_res_free`: True when :meth:`fit` never
     places a job on fewer than ``job.nb_res`` resources free during its
@@ -161,7 +168,7 @@ class Placer:
     needs_nb_res_free: bool = False
 
     #: whether the answers depend only on the job and the free capacity
-    #: (no random choice, no state): the same question on an unchanged
+    #: (see the class documentation): the same question on an unchanged
     #: profile gets the same answer, which a policy may then reuse
     pure: bool = False
 
