@@ -11,6 +11,7 @@ its walltime. Every message goes through a JSON round trip as on the wire.
 import heapq
 import json
 import math
+import random
 from pathlib import Path
 from unittest import mock
 
@@ -26,6 +27,7 @@ from iosched.errors import InputError
 from iosched.sched.adapter import PybatsimScheduler
 from iosched.sched.core import Scheduler
 from iosched.sched.orders import ORDERS
+from iosched.sched.policies import start_in_order
 from iosched.sched.registry import REPO_ROOT, SCHEDULERS, SCHEDULERS_DIR, resolve
 from iosched.schedulers.baseline import POLICIES as BASELINE_POLICIES
 
@@ -664,3 +666,64 @@ def test_unknown_policy_and_registry():
         resolve("not-a-scheduler")
     assert REPO_ROOT == THIN_BASELINE.parents[1]
     assert not (REPO_ROOT / "schedulers" / "__init__.py").exists()
+
+
+# ------------------------------------------- the shortcuts change no decision
+class TextbookEasy:
+    """EASY exactly as stated (Mu'alem & Feitelson 2001): the head's
+    reservation made in every pass, the backfill asks the placer about
+    every waiting job, the reservation removed afterwards."""
+
+    def schedule(self, s, now):
+        head = start_in_order(s, now)
+        if head is None:
+            return
+        t, alloc = s.earliest(head, now)
+        hold = s.reserve(head, t, alloc) if t < math.inf else None
+        for job in s.queue:
+            if s.profile.free_count(now) == 0:
+                break
+            if job is not head:
+                got = s.fit_now(job, now)
+                if got is not None:
+                    s.start(job, now, got)
+        if hold is not None:
+            s.profile.remove(hold)
+
+
+class TextbookConservative(BASELINE_POLICIES["conservative"][0]):
+    """Conservative backfilling whose compression removes and re-makes
+    every reservation (no what-if)."""
+
+    def _compress(self, s, now):
+        for job in s.queue:
+            old = self.plans.get(job.id)
+            if old is None or old.start <= now:
+                continue
+            if old.reservation is not None:
+                s.profile.remove(old.reservation)
+            new = self._plan(s, job, now)
+            assert new.start <= old.start
+            self._set(job, new)
+
+
+class Textbook(PybatsimScheduler):
+    def make_core(self, options):
+        policy = TextbookEasy() if options["policy"] == "easy" else TextbookConservative()
+        return Scheduler(policy, name="Textbook")
+
+
+@pytest.mark.parametrize("policy", ["easy", "conservative"])
+@SETTINGS
+@given(w=workloads(max_nb=8, max_jobs=14, float_times=True),
+       delay=st.sampled_from([0.0, 0.0, 0.5, 3.0]), rnd=st.randoms(use_true_random=False))
+def test_same_decisions_as_the_textbook_algorithm(policy, w, delay, rnd):
+    """EASY's lazy or reused head reservation, the backfill's skip of jobs
+    larger than the free count, and conservative compression by what-if
+    give exactly the decisions of the algorithms as stated."""
+    nb, jobs = w
+    seed = rnd.random()
+    ours, _, _ = run(policy, nb, jobs, start_delay=delay, rng=random.Random(seed))
+    ref, _, _ = run(policy, nb, jobs, start_delay=delay, rng=random.Random(seed),
+                    scheduler=Textbook({"policy": policy}))
+    assert ours.started == ref.started and ours.start_order == ref.start_order

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from procset import ProcSet
 
-from iosched.sched.profile import INF, AvailabilityProfile, Reservation, lowest_ids
+from iosched.sched.profile import INF, AvailabilityProfile, Reservation, lowest_bits, lowest_ids
+from iosched.sched.timeline import mask_of, procset_of_mask
 from iosched.errors import ProfileError
 
 POOL_CHOICES = [{}, {"bb": 8.0}, {"bb": 8.0, "bw": 4.0}]
@@ -120,8 +121,10 @@ class ProfileMachine(RuleBasedStateMachine):
                 break
             assert not self.model.feasible(c, duration, nb, pools), (
                 f"feasible start {c} earlier than returned {t}")
-        # fit_at agrees
+        # fit_at agrees, and so do the mask paths
         assert self.profile.fit_at(t, nb, duration, pools) == res
+        assert self.profile.earliest_mask(nb, duration, pools, after=after) == (t, mask_of(res))
+        assert self.profile.fit_mask(t, nb, duration, pools) == mask_of(res)
         if t > after:
             assert self.profile.fit_at(after, nb, duration, pools) is None
         r = self.profile.reserve(t, t + duration, res, pools, tag="e")
@@ -157,6 +160,34 @@ class ProfileMachine(RuleBasedStateMachine):
         self.model.res.pop(r.rid, None)
         with pytest.raises(ProfileError):
             self.profile.remove(r)
+
+    @precondition(lambda self: self.live)
+    @rule(data=st.data(), duration=DURATIONS, after_off=st.integers(0, 15))
+    def what_if_without(self, data, duration, after_off):
+        """Inside ``without(r)`` the answers are those after ``remove(r)``,
+        and on exit the profile is exactly as before."""
+        r = data.draw(st.sampled_from(self.live))
+        nb = data.draw(st.integers(0, self.n))
+        pools = self.draw_pools(data)
+        after = self.model.now + after_off
+        before = list(self.profile.segments())
+        changes = self.profile.changes
+        with self.profile.without(r):
+            inside = self.profile.earliest_start(nb, duration, pools, after=after)
+            inside_fit = self.profile.fit_at(after, nb, duration, pools)
+        assert list(self.profile.segments()) == before
+        assert self.profile.changes == changes
+        self.profile.check_consistency()
+        # the same questions after a real removal, then the reservation again
+        self.live.remove(r)
+        self.profile.remove(r)
+        model = self.model.res.pop(r.rid, None)
+        assert self.profile.earliest_start(nb, duration, pools, after=after) == inside
+        assert self.profile.fit_at(after, nb, duration, pools) == inside_fit
+        if model is not None and model[1] > self.model.now:
+            start, end, res, rp = model
+            again = self.profile.reserve(max(start, self.model.now), end, pset(res), rp)
+            self.record(again, max(start, self.model.now), end, res, rp)
 
     @precondition(lambda self: self.live)
     @rule(data=st.data(), at_off=st.integers(0, 15))
@@ -317,6 +348,41 @@ def test_among_and_chooser():
     assert p.earliest_start(3, 1.0, chooser=highest) == (0.0, ProcSet((5, 7)))
     with pytest.raises(ProfileError):
         p.earliest_start(2, 1.0, chooser=lambda cand, n: ProcSet(0))
+
+
+@given(st.lists(st.integers(0, 200), unique=True), st.integers(0, 201))
+def test_lowest_bits_is_lowest_ids(ids, count):
+    mask = mask_of(ProcSet(*ids))
+    assert procset_of_mask(mask) == ProcSet(*ids)
+    if count > len(ids):
+        with pytest.raises(ProfileError):
+            lowest_bits(mask, count)
+    else:
+        assert procset_of_mask(lowest_bits(mask, count)) == lowest_ids(ProcSet(*ids), count)
+
+
+def test_reserve_takes_a_mask_and_counts_changes():
+    p = AvailabilityProfile(ProcSet((0, 7)))
+    assert p.changes == 0 and not p.has_pools
+    r = p.reserve(0, 10, 0b1010)
+    assert r.resources == ProcSet(1, 3) and r.mask == 0b1010
+    assert p.free_mask(5) == 0b11110101 and p.free_count(5) == 6
+    assert p.changes == 1
+    with pytest.raises(ProfileError):
+        p.reserve(0, 1, 1 << 8)                   # not managed
+    with pytest.raises(ProfileError):
+        p.reserve(0, 1, -1)
+    with pytest.raises(ProfileError):
+        p.reserve(5, 6, 0b10)                     # taken
+    assert p.changes == 1
+    with p.without(r):
+        assert p.free_count(5) == 8
+        assert p.earliest_mask(8, 1.0) == (0.0, 0xFF)
+    assert p.free_count(5) == 6 and len(p) == 2
+    p.remove(r)
+    assert p.changes == 2 and len(p) == 1
+    with pytest.raises(ProfileError):
+        p.without(r)
 
 
 @given(st.lists(st.integers(0, 30), unique=True), st.integers(0, 31))

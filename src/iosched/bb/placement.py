@@ -43,7 +43,7 @@ from iosched.bb.model import JobRequest, bb_held
 from iosched.errors import InputError
 from iosched.sched.placer import Allocation, Placer, Window
 from iosched.sched.profile import INF, AvailabilityProfile
-from iosched.sched.timeline import Timeline, mask_of
+from iosched.sched.timeline import Timeline
 
 __all__ = ["NODE_CHOICES", "STORAGE_CHOICES", "check_choices", "Topology", "pool_name", "window", "bb_slots", "choose_nodes", "assign_bb",
            "place", "earliest_placement", "fit_at", "BurstBufferPlacer", "NodesOnlyPlacer"]
@@ -485,9 +485,9 @@ def _scan_plan(plan, topo: Topology, n: int, bb: float, duration: float, after: 
         mask_of_seg = (lambda k: masks[k0 + k])
     else:
         after = plan.now if after is None else max(after, plan.now)
-        st, res, _counts, free, names, ptols = plan.raw_view(after)
+        st, masks, _counts, free, names, ptols = plan.raw_view(after)
         k0 = 0
-        mask_of_seg = (lambda k: mask_of(res[k]))
+        mask_of_seg = masks      # a list: read as it is
         bbs, pidx, whole = _layout(topo, names)
         tols = [ptols[x] for x in pidx]
     if whole:
@@ -495,7 +495,8 @@ def _scan_plan(plan, topo: Topology, n: int, bb: float, duration: float, after: 
     else:
         free_of = (lambda k: [free[k0 + k][x] for x in pidx])
     return _scan(topo, bbs, len(st) - k0, _Lazy(lambda k: after if k == 0 else st[k0 + k]),
-                 _Lazy(mask_of_seg), _Lazy(free_of), tols, n, bb, duration, only_at)
+                 mask_of_seg if type(mask_of_seg) is list else _Lazy(mask_of_seg),
+                 _Lazy(free_of), tols, n, bb, duration, only_at)
 
 
 def earliest_placement(profile: AvailabilityProfile, topo: Topology, n: int, bb: float,

@@ -27,12 +27,29 @@ the speed of this machine type varies over time (the same commit measured
 ``results/bench/kth_full_<profiles>.json`` (one JSON object: inputs,
 versions, figures) and printed. This is a benchmark, not a test: it asserts
 nothing, and its figures depend on the machine.
+
+``--scheduler NAME`` (repeatable; an iosched scheduler name such as
+``easy`` or ``conservative``, see ``iosched.sched.registry``) times those
+schedulers on the same inputs *side by side with the reference*: each of
+``--repeat`` rounds (default 5) runs pybatsim's ``easyBackfill`` and then
+each named scheduler, one after the other, so that a drift of the
+machine's speed during the command moves every run of a round alike. For
+each scheduler it records every run's wall time, engine and scheduler CPU
+time (s), their medians, and the median of the per-round ratios to the
+reference (and, with several names, to the first name), with the 1-minute
+load average before and after each run. Written to
+``results/bench/kth_full_<profiles>_vs_<names>.json``. Issue 28's targets:
+``easy`` at most the reference (ratio <= 1), ``conservative`` at most 1.5
+``easy``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import platform as py_platform
+import resource
+import statistics
 import sys
 import tempfile
 import time
@@ -71,8 +88,15 @@ REFERENCE = {
                    "with none the result file is kth_full_<profiles>_cpu-none.json")
 @click.option("--output", type=click.Path(file_okay=False), default=str(REPO_ROOT / "results" / "bench"),
               show_default=True)
-def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, output):
+@click.option("--scheduler", "schedulers_", multiple=True, metavar="NAME",
+              help="also time this iosched scheduler (repeatable), side by side with easyBackfill")
+@click.option("--repeat", type=click.IntRange(min=1), default=5, show_default=True,
+              help="rounds of the side-by-side comparison (with --scheduler)")
+def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, output, schedulers_, repeat):
     """Time the embedded engine with pybatsim's easyBackfill on KTH-SP2."""
+    if schedulers_:
+        return compare(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, output,
+                       list(dict.fromkeys(schedulers_)), repeat)
     try:
         if swf is None:
             swf = find_default_swf()
@@ -134,6 +158,90 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, output):
                          and res["engine_max_rss_mb"] <= REFERENCE[profiles]["max_rss_mb"])
     suffix = "" if cpu == "auto" else f"_cpu-{cpu}"
     write_result(res, out / f"kth_full_{profiles}{suffix}.json")
+
+
+def _timed_run(plat, wl, sched, out, quiet, cpu) -> dict:
+    """One simulation: wall time (s), engine and scheduler CPU time (s),
+    load averages before and after."""
+    rusage = out.parent / f"{out.name}-rusage.json"
+    load0 = os.getloadavg()[0]
+    c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    run_simulation(plat, wl, sched, out, timeout=7200, quiet=quiet, cpu=cpu,
+                   engine_args=["--rusage-file", str(rusage)])
+    wall = time.perf_counter() - t0
+    c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    ru = json.loads(rusage.read_text())
+    engine = ru["user_s"] + ru["sys_s"]
+    children = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
+    return {"wall_s": round(wall, 2), "engine_cpu_s": round(engine, 2),
+            "scheduler_cpu_s": round(children - engine, 2),
+            "load_1min_before": round(load0, 2), "load_1min_after": round(os.getloadavg()[0], 2)}
+
+
+def _median(xs) -> float:
+    return round(statistics.median(xs), 3)
+
+
+def compare(swf, profiles, nb_res, nb_jobs, quiet, cpu, output, names, repeat) -> None:
+    """``--scheduler``: pybatsim's easyBackfill and each iosched scheduler
+    of ``names``, in turn, ``repeat`` rounds (see the module documentation)."""
+    try:
+        if swf is None:
+            swf = find_default_swf()
+        out = Path(output)
+        out.mkdir(parents=True, exist_ok=True)
+        ref = str(Path(schedulers.__file__).parent / "easyBackfill.py")
+        runs: dict = {"easyBackfill": [], **{n: [] for n in names}}
+        cpu0 = cpu_times()
+        with tempfile.TemporaryDirectory(prefix="iosched-bench-") as tmp:
+            tmp = Path(tmp)
+            workload, report = swf_to_batsim(swf, nb_res=nb_res, first=nb_jobs, profile_type=profiles)
+            wl = tmp / "workload.json"
+            with open(wl, "w") as f:
+                dump_workload(workload, f)
+            plat = tmp / "platform.xml"
+            plat.write_text(cluster_xml(nb_res))
+            for k in range(repeat):
+                for label in runs:
+                    sched = ref if label == "easyBackfill" else label
+                    r = _timed_run(plat, wl, sched, tmp / f"{label}-{k}", quiet, cpu)
+                    runs[label].append(r)
+                    click.echo(f"round {k + 1}/{repeat}: {label}: {r['wall_s']} s", err=True)
+        steal = steal_share(cpu0, cpu_times())
+    except (InputError, RunError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+    figures = {}
+    for label, rs in runs.items():
+        walls = [r["wall_s"] for r in rs]
+        figures[label] = {"runs": rs, "wall_s_median": _median(walls),
+                          "engine_cpu_s_median": _median([r["engine_cpu_s"] for r in rs]),
+                          "scheduler_cpu_s_median": _median([r["scheduler_cpu_s"] for r in rs])}
+        if label != "easyBackfill":
+            ratios = [a["wall_s"] / b["wall_s"] for a, b in zip(rs, runs["easyBackfill"])]
+            figures[label]["wall_ratio_to_easyBackfill"] = {"median": _median(ratios),
+                                                            "per_round": [round(x, 3) for x in ratios]}
+            if label != names[0]:
+                ratios = [a["wall_s"] / b["wall_s"] for a, b in zip(rs, runs[names[0]])]
+                figures[label][f"wall_ratio_to_{names[0]}"] = {"median": _median(ratios),
+                                                               "per_round": [round(x, 3) for x in ratios]}
+    loads = [x for rs in runs.values() for r in rs for x in (r["load_1min_before"], r["load_1min_after"])]
+    res = {
+        "benchmark": "kth_full_side_by_side",
+        "command": "python -m iosched.bench " + " ".join(
+            [f"--scheduler {n}" for n in names] + [f"--repeat {repeat}"]
+            + (["--quiet-scheduler"] if quiet else []) + ([f"--cpu {cpu}"] if cpu != "auto" else [])
+            + ([f"--profiles {profiles}"] if profiles != "delay" else [])),
+        "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "profiles": profiles, "nb_jobs": report.kept, "nb_res": nb_res, "cpu": cpu, "repeat": repeat,
+        "reference": "pybatsim 3.2.1 easyBackfill" + (" -v warning" if quiet else ""),
+        "schedulers": figures,
+        "load_1min": {"min": min(loads), "median": _median(loads), "max": max(loads), "nproc": os.cpu_count()},
+        "cpu_steal_share": steal,
+        "machine": {"python": sys.version.split()[0], "platform": py_platform.platform()},
+        "calibration": calibrate(),
+    }
+    write_result(res, out / f"kth_full_{profiles}_vs_{'_'.join(names)}.json")
 
 
 def main(argv=None):

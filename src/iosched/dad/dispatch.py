@@ -137,7 +137,7 @@ class NodePlacer(Placer):
 
 
 def _free_mask(s, now) -> int:
-    return mask_of(s.profile.free_at(now)[0])
+    return s.profile.free_mask(now)
 
 
 class TorqueFifo:

@@ -99,15 +99,15 @@ def _may_fit(nb_res: int, need: dict, profile, now: float, duration: float) -> b
     """Whether ``nb_res`` resources and the pool amounts ``need`` are free
     throughout ``[now, now + duration)`` (a necessary condition for any job
     needing at least that much; tolerance as the profile's)."""
-    starts, res, _n, pools, names, tols = profile.raw_view(now)
+    starts, masks, _n, pools, names, tols = profile.raw_view(now)
     end = now + duration
     inside = [i for i, t in enumerate(starts) if i == 0 or t < end]
-    free = res[0]
+    free = masks[0]
     for i in inside[1:]:
-        free = free & res[i]
-        if len(free) < nb_res:
+        free &= masks[i]
+        if free.bit_count() < nb_res:
             return False
-    if len(free) < nb_res:
+    if free.bit_count() < nb_res:
         return False
     for k, name in enumerate(names):
         a = need.get(name)

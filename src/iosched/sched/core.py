@@ -37,6 +37,7 @@ adapter): ``launcher.start(running_job)``, ``launcher.reject(job, reason)``,
 
 from __future__ import annotations
 
+import heapq
 import logging
 import math
 from typing import Callable, Optional
@@ -112,7 +113,10 @@ class Scheduler:
         self.passes = 0
         self._queue = SortedKeyList(key=lambda j: j.key)
         self._waiting: dict = {}
-        self._running_by_end = SortedKeyList(key=lambda r: (r.reservation.end, r.job.seq))
+        # running jobs by estimated end: a heap of (end, seq, RunningJob) whose
+        # entries of ended jobs linger until popped, and end -> running jobs
+        self._by_end: list = []
+        self._end_count: dict = {}
         self._seq = 0
         self.ended = False
         self._calls = SortedSet()   # CALL_ME_LATER times requested and not yet passed
@@ -238,7 +242,7 @@ class Scheduler:
     def reserve(self, job: Job, t: float, allocation, tag=None):
         """Hold ``allocation`` on ``[t, t + job.estimate)`` in the profile;
         returns the :class:`~iosched.sched.profile.Reservation`."""
-        return self.profile.reserve(t, t + job.estimate, allocation.resources, allocation.pools,
+        return self.profile.reserve(t, t + job.estimate, allocation.mask, allocation.pools,
                                     tag=job.id if tag is None else tag)
 
     def start(self, job: Job, now: float, allocation, reservation=None) -> RunningJob:
@@ -250,7 +254,7 @@ class Scheduler:
         del self._waiting[job.id]
         rec = RunningJob(job, now, allocation, reservation)
         self.running[job.id] = rec
-        self._running_by_end.add(rec)
+        self._add_end(rec)
         self.stats["started"] += 1
         self.launcher.start(rec)
         return rec
@@ -270,9 +274,7 @@ class Scheduler:
 
     def running_ends_at(self, t: float) -> bool:
         """Whether some running job's reservation ends exactly at ``t``."""
-        by_end = self._running_by_end
-        i = by_end.bisect_key_left((t, -1))
-        return i < len(by_end) and by_end[i].reservation.end == t
+        return t in self._end_count
 
     # -------------------------------------------------------- internals
     def _reject(self, batsim_job, reason: str) -> None:
@@ -286,17 +288,34 @@ class Scheduler:
         if rec is None:
             self.logger.debug("end of job %s ignored: not running", job_id)
             return
-        self._running_by_end.remove(rec)
+        self._drop_end(rec)
         early = now < rec.reservation.end
         self.profile.release(rec.reservation, at=now)
         on_end = getattr(self.policy, "on_job_end", None)
         if on_end is not None:
             on_end(self, rec, early)
 
+    def _add_end(self, rec) -> None:
+        end = rec.reservation.end
+        heapq.heappush(self._by_end, (end, rec.job.seq, rec))
+        self._end_count[end] = self._end_count.get(end, 0) + 1
+
+    def _drop_end(self, rec) -> None:
+        end = rec.reservation.end
+        n = self._end_count[end] - 1
+        if n:
+            self._end_count[end] = n
+        else:
+            del self._end_count[end]
+
     def _handle_overruns(self, now: float) -> None:
         over = []
-        while self._running_by_end and self._running_by_end[0].reservation.end <= now:
-            over.append(self._running_by_end.pop(0))
+        by_end = self._by_end
+        while by_end and by_end[0][0] <= now:
+            end, _, rec = heapq.heappop(by_end)
+            if self.running.get(rec.job.id) is rec and rec.reservation.end == end:
+                self._drop_end(rec)
+                over.append(rec)
         if not over:
             return
         self.stats["overruns"] += len(over)
@@ -306,6 +325,7 @@ class Scheduler:
         new_end = math.nextafter(now, INF)
         for rec in over:
             self.logger.debug("job %s runs past its estimated end %s", rec.job.id, rec.reservation.end)
-            rec.reservation = self.profile.reserve(now, new_end, rec.resources, rec.pools, tag=rec.job.id)
-            self._running_by_end.add(rec)
+            rec.reservation = self.profile.reserve(now, new_end, rec.allocation.mask, rec.pools,
+                                                   tag=rec.job.id)
+            self._add_end(rec)
 

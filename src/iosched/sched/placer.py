@@ -41,7 +41,9 @@ class Allocation:
     """What a placed job holds: ``resources`` and ``pools``, plus family
     ``data`` (e.g. the burst-buffer node of each compute node).
 
-    :param resources: a ProcSet, or an iterable of int resource ids.
+    :param resources: a ProcSet, an int bit mask (bit ``i`` set iff
+        resource ``i`` is held; what the profile's fast paths return), or
+        an iterable of int resource ids.
     :param pools: pool name -> amount held over the job's interval (float,
         in the pool's unit: bytes, bytes/s).
     :param data: anything the family needs at launch; not interpreted.
@@ -56,6 +58,9 @@ class Allocation:
         if isinstance(resources, ProcSet):
             self._resources, self._ids = resources, None
             self.mask = mask_of(resources)
+        elif isinstance(resources, int):
+            self._resources, self._ids = None, None
+            self.mask = resources
         else:
             self._resources, self._ids = None, list(resources)
             m = 0
@@ -77,7 +82,7 @@ class Allocation:
     def ids(self) -> list:
         """The resource ids as a list (placer order when built from a list)."""
         if self._ids is None:
-            self._ids = list(self._resources)
+            self._ids = list(self.resources)
         return self._ids
 
     def held(self, names: tuple, index: Mapping[str, int]) -> list:
@@ -140,7 +145,32 @@ class Placer:
     Subclasses implement :meth:`fit`; they may override
     :meth:`rejection_reason`, and :meth:`fit_at` / :meth:`earliest` with a
     faster search that gives the same answers.
+
+    Class attribute :attr:`pure`: True when the answers depend only on the
+    job and the free capacity as a step function of time (no random
+    choice, no state; a breakpoint where nothing changes changes no
+    answer), and :meth:`earliest` gives the first candidate at which
+    :meth:`fit_at` succeeds. EASY then reuses the head's start while the
+    profile is unchanged, and conservative compression asks for a job's
+    new slot with its old one freed for the question only
+    (:meth:`AvailabilityProfile.without
+    <iosched.sched.profile.AvailabilityProfile.without>`).
+
+    Class attribute :attr:`needs_nb_res_free`: True when :meth:`fit` never
+    places a job on fewer than ``job.nb_res`` resources free during its
+    window; the policies then skip, without asking the placer, a job that
+    asks more resources than are free now (most candidates of an EASY
+    backfill). False (the default) for placers whose jobs need another
+    count (nodes of a burst-buffer request, cores of one node...).
     """
+
+    #: whether a job never fits on fewer than ``job.nb_res`` free resources
+    needs_nb_res_free: bool = False
+
+    #: whether the answers depend only on the job and the free capacity
+    #: (see the class documentation): the same question on an unchanged
+    #: profile gets the same answer, which a policy may then reuse
+    pure: bool = False
 
     def fit(self, job, window: Window) -> Optional[Allocation]:
         """The allocation of ``job`` (a :class:`~iosched.sched.job.Job`) in
@@ -162,6 +192,8 @@ class Placer:
             return f"requests {res} resources (at least 1 is needed)"
         if res > ncomp:
             return f"requests {res} resources but the machine has only {ncomp} compute resources"
+        if not job.pools:
+            return None
         totals = profile.pool_totals
         for name, amount in sorted(job.pools.items()):
             if name not in totals:
@@ -211,9 +243,13 @@ class FirstFit(Placer):
     (first fit by id, as pybatsim's ``fillerSched``; contiguity not sought).
 
     On a profile, :meth:`fit_at` and :meth:`earliest` use the profile's own
-    search (:meth:`~iosched.sched.profile.AvailabilityProfile.earliest_start`,
-    which prunes candidate times); on a timeline, the generic scan.
+    search on bit masks (:meth:`~iosched.sched.profile.AvailabilityProfile.fit_mask`,
+    :meth:`~iosched.sched.profile.AvailabilityProfile.earliest_mask`, which
+    prunes candidate times); on a timeline, the generic scan.
     """
+
+    needs_nb_res_free = True
+    pure = True
 
     def fit(self, job, window: Window) -> Optional[Allocation]:
         if window.count < job.nb_res or not window.has(job.pools):
@@ -223,11 +259,11 @@ class FirstFit(Placer):
     def fit_at(self, plan, job, t: float) -> Optional[Allocation]:
         if isinstance(plan, Timeline):
             return super().fit_at(plan, job, t)
-        res = plan.fit_at(t, job.nb_res, job.estimate, job.pools)
-        return None if res is None else Allocation(res, job.pools)
+        mask = plan.fit_mask(t, job.nb_res, job.estimate, job.pools)
+        return None if mask is None else Allocation(mask, job.pools)
 
     def earliest(self, plan, job, after: float) -> tuple:
         if isinstance(plan, Timeline):
             return super().earliest(plan, job, after)
-        t, res = plan.earliest_start(job.nb_res, job.estimate, job.pools, after=after)
-        return (INF, None) if t == INF else (t, Allocation(res, job.pools))
+        t, mask = plan.earliest_mask(job.nb_res, job.estimate, job.pools, after=after)
+        return (INF, None) if t == INF else (t, Allocation(mask, job.pools))

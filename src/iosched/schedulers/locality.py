@@ -289,7 +289,7 @@ class LocalityPolicy:
 
 class Hold:
     """A running job's hold in :class:`HoldsOnly`: ``start``, ``end`` (s),
-    ``resources`` (ProcSet), ``tag``."""
+    ``resources`` (as the core gives them: an int bit mask), ``tag``."""
 
     __slots__ = ("start", "end", "resources", "tag")
 
