@@ -292,7 +292,8 @@ def execution_context(args: dict) -> dict:
         "redis_port": port,
         "redis_prefix": args["--redis-prefix"],
         "export_prefix": args["--export"],
-        "external_scheduler": not args["--no-sched"],
+        # an in-process scheduler (iosched extension) is not an external one
+        "external_scheduler": not args["--no-sched"] and not args.get("--in-process-scheduler"),
     }
 
 
