@@ -25,9 +25,6 @@ import click
 from iosched.clicommon import OneLineErrorCommand
 from iosched.checks import loads_json
 from iosched.errors import InputError, one_line
-from iosched.analysis.format import format_table
-from iosched.analysis.metrics_file import write_metrics
-from iosched.analysis.units import format_duration
 from iosched.run.result import RunError, RunResult
 from iosched.run.robin import run_robin
 from iosched.run.simulation import (
@@ -49,6 +46,10 @@ def _print_metrics(result: RunResult, no_metrics: bool) -> None:
     platform is readable."""
     if no_metrics:
         return
+    # pandas is imported here only: a run with --no-metrics starts without it
+    from iosched.analysis.format import format_table
+    from iosched.analysis.metrics_file import write_metrics
+
     if result.jobs_csv is None:
         raise RunError(f"the engine wrote no {result.export_prefix.name}_jobs.csv in "
                        f"{result.export_prefix.parent}")
@@ -62,6 +63,8 @@ def summary_line(metrics: dict) -> str:
     """The one-line summary ``iosched run`` ends with: jobs, makespan, mean
     wait (with units) and utilization of a metrics dict
     (:func:`iosched.analysis.metrics.compute_metrics`)."""
+    from iosched.analysis.units import format_duration
+
     util = metrics.get("utilization")
     return (f"iosched run: {metrics['nb_jobs']} jobs ({metrics['nb_jobs_started']} started), "
             f"makespan {format_duration(metrics['makespan'])}, mean wait "
@@ -77,6 +80,8 @@ def progress_text(line: str, wall: float) -> str | None:
     """The progress shown for one line of the engine's progress file
     (``<simulated time s> <jobs ended> <static jobs>``), or None when the
     line is incomplete (read while the engine rewrites it)."""
+    from iosched.analysis.units import format_duration
+
     parts = line.split()
     try:
         now, ended, total = float(parts[0]), int(parts[1]), int(parts[2])
