@@ -189,11 +189,13 @@ def instantiate(path, options: dict):
     out = io.StringIO()
     try:
         real = sys.stdout
-        sys.stdout = _Tee(real, out)  # the launcher prints its "No such scheduler" reasons
+        tee = _Tee(real, out)  # the launcher prints its "No such scheduler" reasons
+        sys.stdout = tee
         try:
             return instanciate_scheduler(str(path), options=options)
         finally:
             sys.stdout = real
+            tee.streams = (real,)  # a stream kept by the scheduler's code stays plain stdout
     except BaseException as exc:  # noqa: BLE001 - import errors, SystemExit, anything
         if isinstance(exc, KeyboardInterrupt):
             raise
