@@ -26,7 +26,7 @@ PER_JOB = ("waiting_time", "turnaround", "slowdown", "bounded_slowdown", "nb_all
 
 def simulate(platform, workload, scheduler, options: dict | None = None, *, output_dir=None,
              engine_args=(), tau: float = 600.0, timeout: float | None = None,
-             cpu: str = "auto") -> pd.DataFrame:
+             cpu: str = "auto", in_process: bool = False) -> pd.DataFrame:
     """Run one simulation (embedded engine + scheduler) and return its jobs.
 
     :param platform: SimGrid platform XML (path).
@@ -41,6 +41,9 @@ def simulate(platform, workload, scheduler, options: dict | None = None, *, outp
     :param tau: bounded-slowdown threshold (s).
     :param timeout: simulation timeout (s; default one week).
     :param cpu: CPU placement of both processes (``"auto"``, ``"none"`` or a CPU number).
+    :param in_process: run the scheduler inside the engine's process, called
+        by function (no socket, no second process; the same outputs byte for
+        byte); default: two processes over ZeroMQ, as with the real Batsim.
     :returns: a DataFrame with one row per workload job (dynamic runs merged
         into their jobs, :func:`iosched.analysis.jobs.load_jobs`): Batsim's
         ``_jobs.csv`` columns (times in s) and the per-job metrics
@@ -55,15 +58,17 @@ def simulate(platform, workload, scheduler, options: dict | None = None, *, outp
     """
     if output_dir is not None:
         return _simulate(Path(output_dir), platform, workload, scheduler, options, engine_args,
-                         tau, timeout, cpu)
+                         tau, timeout, cpu, in_process)
     with tempfile.TemporaryDirectory(prefix="iosched-") as tmp:
         return _simulate(Path(tmp), platform, workload, scheduler, options, engine_args, tau,
-                         timeout, cpu)
+                         timeout, cpu, in_process)
 
 
-def _simulate(out, platform, workload, scheduler, options, engine_args, tau, timeout, cpu):
+def _simulate(out, platform, workload, scheduler, options, engine_args, tau, timeout, cpu,
+              in_process):
     result = run_simulation(platform, workload, scheduler, out, options=options,
-                            engine_args=list(engine_args), timeout=timeout, cpu=cpu)
+                            engine_args=list(engine_args), timeout=timeout, cpu=cpu,
+                            in_process=in_process)
     jobs = load_jobs(out / "out_jobs.csv")
     per_job = job_metrics(jobs, tau)[list(PER_JOB)]
     table = jobs.drop(columns=[c for c in PER_JOB if c in jobs.columns]).join(per_job)

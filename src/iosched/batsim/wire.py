@@ -44,11 +44,30 @@ def batsim_numbers(obj):
         float or a container; other values shared) with each float ``x``
         replaced by :func:`batsim_float` ``(x)``.
     """
+    # the scalars of a container are handled in place (no call per value)
     t = type(obj)
+    if t is dict:
+        out = {}
+        for k, v in obj.items():
+            tv = type(v)
+            if tv is float:
+                out[k] = float("%.6f" % v)
+            elif tv is dict or tv is list:
+                out[k] = batsim_numbers(v)
+            else:
+                out[k] = v
+        return out
+    if t is list:
+        out = []
+        for v in obj:
+            tv = type(v)
+            if tv is float:
+                out.append(float("%.6f" % v))
+            elif tv is dict or tv is list:
+                out.append(batsim_numbers(v))
+            else:
+                out.append(v)
+        return out
     if t is float:
         return float("%.6f" % obj)
-    if t is dict:
-        return {k: batsim_numbers(v) for k, v in obj.items()}
-    if t is list:
-        return [batsim_numbers(v) for v in obj]
     return obj

@@ -14,7 +14,12 @@ The runner puts the engine and the scheduler on one CPU, as every
 ``iosched run`` does by default (:mod:`iosched.run.affinity`: the protocol is a
 ping-pong, and on this machine type cross-CPU wake-ups cost more than half
 of the wall time); ``--cpu none`` measures them where the OS places them,
-written to ``kth_full_<profiles>_cpu-none.json``. How the reference was
+written to ``kth_full_<profiles>_cpu-none.json``. ``--in-process`` runs
+the scheduler inside the engine's process (``iosched run --in-process``,
+:mod:`iosched.engine.inproc`; ``kth_full_<profiles>_inproc.json``);
+``--engine batsim`` runs the real Batsim on PATH instead of the embedded
+engine (``kth_full_<profiles>_batsim.json``, without the engine's rusage).
+How the reference was
 placed is not recorded; robin, the usual way to run the real Batsim, does
 not pin.
 
@@ -86,17 +91,27 @@ REFERENCE = {
 @click.option("--cpu", default="auto", show_default=True, metavar="auto|none|N",
               help="CPU placement of the engine and the scheduler (iosched run --cpu); "
                    "with none the result file is kth_full_<profiles>_cpu-none.json")
+@click.option("--in-process", "in_process", is_flag=True,
+              help="run the scheduler inside the engine's process (iosched run --in-process); "
+                   "the result file is kth_full_<profiles>_inproc.json")
+@click.option("--engine", type=click.Choice(["embedded", "batsim"]), default="embedded",
+              show_default=True,
+              help="batsim: the real Batsim on PATH (no engine rusage); the result file is "
+                   "kth_full_<profiles>_batsim.json")
 @click.option("--output", type=click.Path(file_okay=False), default=str(REPO_ROOT / "results" / "bench"),
               show_default=True)
 @click.option("--scheduler", "schedulers_", multiple=True, metavar="NAME",
               help="also time this iosched scheduler (repeatable), side by side with easyBackfill")
 @click.option("--repeat", type=click.IntRange(min=1), default=5, show_default=True,
               help="rounds of the side-by-side comparison (with --scheduler)")
-def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, output, schedulers_, repeat):
+def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, in_process, engine, output,
+                  schedulers_, repeat):
     """Time the embedded engine with pybatsim's easyBackfill on KTH-SP2."""
     if schedulers_:
+        if engine != "embedded":
+            raise click.ClickException("--scheduler: the embedded engine only")
         return compare(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, output,
-                       list(dict.fromkeys(schedulers_)), repeat)
+                       list(dict.fromkeys(schedulers_)), repeat, in_process)
     try:
         if swf is None:
             swf = find_default_swf()
@@ -112,16 +127,24 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, output, 
             plat.write_text(cluster_xml(nb_res))
             sched = Path(schedulers.__file__).parent / "easyBackfill.py"
             rusage = tmp / "rusage.json"
+            if in_process and engine != "embedded":
+                raise InputError("--in-process: the embedded engine only")
+            how = ("embedded engine, in-process" if in_process else
+                   "embedded engine" if engine == "embedded" else "the real Batsim")
             click.echo(f"bench: {report.kept} jobs ({profiles} profiles, {report.summary()}), "
-                       f"{nb_res}-node cluster, pybatsim easyBackfill, embedded engine...")
+                       f"{nb_res}-node cluster, pybatsim easyBackfill, {how}...")
+            load0 = os.getloadavg()
             cpu0 = cpu_times()
             t0 = time.perf_counter()
             result = run_simulation(plat, wl, str(sched), tmp / "run", timeout=7200,
-                                    quiet=quiet_scheduler, cpu=cpu,
-                                    engine_args=["--rusage-file", str(rusage)])
+                                    quiet=quiet_scheduler, cpu=cpu, engine_cmd=engine,
+                                    engine_args=(["--rusage-file", str(rusage)]
+                                                 if engine == "embedded" else []),
+                                    in_process=in_process)
             wall = time.perf_counter() - t0
             steal = steal_share(cpu0, cpu_times())
-            ru = json.loads(rusage.read_text())
+            load1 = os.getloadavg()
+            ru = json.loads(rusage.read_text()) if rusage.is_file() else {}
             with open(tmp / "run" / "out_schedule.csv") as f:
                 header, values = f.read().splitlines()[:2]
             sched_csv = dict(zip(header.split(","), values.split(",")))
@@ -138,11 +161,13 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, output, 
         "nb_jobs": report.kept,
         "nb_res": nb_res,
         "scheduler": "pybatsim 3.2.1 easyBackfill" + (" -v warning" if quiet_scheduler else ""),
+        "engine": engine,
+        "in_process": in_process,
         "cpu": cpu,
         "cpus": result.cpus,
         "wall_s": round(wall, 2),
-        "engine_max_rss_mb": round(ru["max_rss_kb"] / 1024, 1),
-        "engine_cpu_s": round(ru["user_s"] + ru["sys_s"], 2),
+        "engine_max_rss_mb": round(ru["max_rss_kb"] / 1024, 1) if ru else None,
+        "engine_cpu_s": round(ru["user_s"] + ru["sys_s"], 2) if ru else None,
         "engine_direct_jobs": ru.get("direct_jobs"),
         "engine_handovers": ru.get("handovers"),
         "scheduler_wait_s": float(sched_csv.get("scheduling_time", "nan")),
@@ -154,21 +179,24 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, output, 
     }
     res["calibration"] = calibrate()
     res["calibration"]["cpu_steal_share_during_run"] = steal
-    res["target_met"] = (res["wall_s"] <= REFERENCE[profiles]["wall_s"]
+    res["calibration"]["loadavg_1min_before_after"] = [round(load0[0], 2), round(load1[0], 2)]
+    res["target_met"] = (engine == "embedded" and res["wall_s"] <= REFERENCE[profiles]["wall_s"]
                          and res["engine_max_rss_mb"] <= REFERENCE[profiles]["max_rss_mb"])
     suffix = "" if cpu == "auto" else f"_cpu-{cpu}"
+    suffix += "_inproc" if in_process else "" if engine == "embedded" else f"_{engine}"
     write_result(res, out / f"kth_full_{profiles}{suffix}.json")
 
 
-def _timed_run(plat, wl, sched, out, quiet, cpu) -> dict:
-    """One simulation: wall time (s), engine and scheduler CPU time (s),
-    load averages before and after."""
+def _timed_run(plat, wl, sched, out, quiet, cpu, in_process=False) -> dict:
+    """One simulation: wall time (s), engine and scheduler CPU time (s;
+    in-process, the engine's includes the scheduler's), load averages
+    before and after."""
     rusage = out.parent / f"{out.name}-rusage.json"
     load0 = os.getloadavg()[0]
     c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     run_simulation(plat, wl, sched, out, timeout=7200, quiet=quiet, cpu=cpu,
-                   engine_args=["--rusage-file", str(rusage)])
+                   engine_args=["--rusage-file", str(rusage)], in_process=in_process)
     wall = time.perf_counter() - t0
     c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     ru = json.loads(rusage.read_text())
@@ -183,7 +211,7 @@ def _median(xs) -> float:
     return round(statistics.median(xs), 3)
 
 
-def compare(swf, profiles, nb_res, nb_jobs, quiet, cpu, output, names, repeat) -> None:
+def compare(swf, profiles, nb_res, nb_jobs, quiet, cpu, output, names, repeat, in_process=False) -> None:
     """``--scheduler``: pybatsim's easyBackfill and each iosched scheduler
     of ``names``, in turn, ``repeat`` rounds (see the module documentation)."""
     try:
@@ -205,7 +233,7 @@ def compare(swf, profiles, nb_res, nb_jobs, quiet, cpu, output, names, repeat) -
             for k in range(repeat):
                 for label in runs:
                     sched = ref if label == "easyBackfill" else label
-                    r = _timed_run(plat, wl, sched, tmp / f"{label}-{k}", quiet, cpu)
+                    r = _timed_run(plat, wl, sched, tmp / f"{label}-{k}", quiet, cpu, in_process)
                     runs[label].append(r)
                     click.echo(f"round {k + 1}/{repeat}: {label}: {r['wall_s']} s", err=True)
         steal = steal_share(cpu0, cpu_times())
@@ -231,7 +259,9 @@ def compare(swf, profiles, nb_res, nb_jobs, quiet, cpu, output, names, repeat) -
         "command": "python -m iosched.bench " + " ".join(
             [f"--scheduler {n}" for n in names] + [f"--repeat {repeat}"]
             + (["--quiet-scheduler"] if quiet else []) + ([f"--cpu {cpu}"] if cpu != "auto" else [])
-            + ([f"--profiles {profiles}"] if profiles != "delay" else [])),
+            + ([f"--profiles {profiles}"] if profiles != "delay" else [])
+            + (["--in-process"] if in_process else [])),
+        "in_process": in_process,
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "profiles": profiles, "nb_jobs": report.kept, "nb_res": nb_res, "cpu": cpu, "repeat": repeat,
         "reference": "pybatsim 3.2.1 easyBackfill" + (" -v warning" if quiet else ""),
@@ -241,7 +271,8 @@ def compare(swf, profiles, nb_res, nb_jobs, quiet, cpu, output, names, repeat) -
         "machine": {"python": sys.version.split()[0], "platform": py_platform.platform()},
         "calibration": calibrate(),
     }
-    write_result(res, out / f"kth_full_{profiles}_vs_{'_'.join(names)}.json")
+    suffix = "_inproc" if in_process else ""
+    write_result(res, out / f"kth_full_{profiles}_vs_{'_'.join(names)}{suffix}.json")
 
 
 def main(argv=None):

@@ -33,7 +33,12 @@ from iosched.errors import InputError, one_line
 from iosched.run.record import RECORD_FILE, read_record
 from iosched.run.result import RunError
 from iosched.run.robin import write_robin
-from iosched.run.simulation import DEFAULT_SIMULATION_TIMEOUT, engine_command, run_simulation
+from iosched.run.simulation import (
+    DEFAULT_SIMULATION_TIMEOUT,
+    engine_command,
+    run_simulation,
+    strip_in_process_flags,
+)
 from iosched.run.supervise import INTERRUPT_SIGNALS, Signalled, kill_descendants, signals_raise
 
 __all__ = ["CampaignResult", "execute_run", "run_campaign", "versions"]
@@ -66,7 +71,7 @@ def versions() -> dict:
 
 def _replay_robin(run_dir: Path, command: dict, timeout: float | None) -> None:
     """Write robin-batsim.yaml: the run with the real ``batsim`` (outputs in replay/)."""
-    engine_argv = list(command["engine"]["argv"])
+    engine_argv = strip_in_process_flags(list(command["engine"]["argv"]))
     prefix = engine_command("embedded")
     if engine_argv[: len(prefix)] == prefix:
         rest = engine_argv[len(prefix):]
@@ -109,12 +114,13 @@ def execute_run(spec: dict) -> dict:
             "inputs": {"platform": spec["platform"], "workload": spec["workload"]},
             "scheduler": spec["scheduler"], "options": spec["options"],
             "seed": spec["params"]["seed"], "engine": spec["engine"],
+            "in_process": spec.get("in_process", False),
             "timeout_s": spec["timeout"], "tau_s": spec["tau"], "versions": versions(),
         })
         run_simulation(spec["platform"], spec["workload"], spec["scheduler"], d,
                        options=spec["options"], engine_cmd=spec["engine"],
                        engine_args=spec.get("engine_args", ()),
-                       timeout=spec["timeout"])
+                       timeout=spec["timeout"], in_process=spec.get("in_process", False))
         metrics = run_metrics(d, nb_res=spec["nb_res"], tau=spec["tau"])
         save_run_metrics(d, metrics)
         command = read_record(d)

@@ -206,7 +206,8 @@ def prepare_runs(campaign: Campaign) -> list[dict]:
         workload, part, scheduler, options, seed, engine), ``identity``,
         ``platform`` / ``workload`` (input paths), ``nb_res``, ``scheduler``
         (name or file), ``options`` (merged with ``seed_option``),
-        ``engine``, ``timeout`` (s or None), ``tau`` (s).
+        ``engine``, ``timeout`` (s or None), ``tau`` (s), ``engine_args``,
+        ``in_process`` (not in the identity: the outputs are the same).
     :raises InputError: a generator failed (names the campaign file and the
         entry), or two runs would share an identity.
     """
@@ -255,6 +256,7 @@ def prepare_runs(campaign: Campaign) -> list[dict]:
                         "timeout": campaign.timeout,
                         "tau": campaign.tau,
                         "engine_args": list(campaign.engine_args),
+                        "in_process": campaign.in_process,
                     })
     return runs
 

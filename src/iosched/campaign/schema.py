@@ -109,6 +109,7 @@ CAMPAIGN_SCHEMA: dict = {
         "timeout": {"type": "number", "exclusiveMinimum": 0},
         "engine": {"type": "string", "minLength": 1},
         "engine_args": {"type": "array", "items": {"type": "string"}},
+        "in_process": {"type": "boolean"},
         "tau": {"type": "number", "exclusiveMinimum": 0},
     },
 }
@@ -168,7 +169,10 @@ class Campaign:
     scheduler label or None; ``timeout``: s per run (None: the runner's
     default of one week); ``engine``: "embedded", "batsim" or a command;
     ``tau``: bounded-slowdown threshold in s; ``engine_args``: extra engine
-    arguments of every run (e.g. ``--enable-dynamic-jobs``); ``raw``: the
+    arguments of every run (e.g. ``--enable-dynamic-jobs``); ``in_process``:
+    run each scheduler inside the embedded engine's process
+    (:func:`iosched.run.simulation.run_simulation`'s ``in_process``; not
+    part of a run's identity: the outputs are the same); ``raw``: the
     file's mapping.
     """
 
@@ -186,6 +190,7 @@ class Campaign:
     tau: float
     raw: dict = field(repr=False, default_factory=dict)
     engine_args: list = field(default_factory=list)
+    in_process: bool = False
 
 
 def load_campaign(path, output=None) -> Campaign:
@@ -309,6 +314,11 @@ def load_campaign(path, output=None) -> Campaign:
     if baseline is not None and baseline not in labels:
         raise InputError(f"{p}: field baseline: {baseline!r} is not a scheduler label "
                          f"({', '.join(labels)})")
+    engine = data.get("engine", "embedded")
+    in_process = bool(data.get("in_process", False))
+    if in_process and engine != "embedded":
+        raise InputError(f"{p}: field in_process: the scheduler runs inside the embedded engine "
+                         f"only, not with engine {engine!r}")
     if output is not None:
         out = Path(os.fspath(output)).expanduser().resolve()
     elif "output" in data:
@@ -319,6 +329,6 @@ def load_campaign(path, output=None) -> Campaign:
         path=p.resolve(), base_dir=base, name=data["name"], output=out,
         platforms=platforms, workloads=workloads, schedulers=schedulers, seeds=seeds,
         baseline=baseline, timeout=float(data["timeout"]) if "timeout" in data else None,
-        engine=data.get("engine", "embedded"), tau=float(data.get("tau", 600.0)), raw=data,
-        engine_args=list(data.get("engine_args", [])),
+        engine=engine, tau=float(data.get("tau", 600.0)), raw=data,
+        engine_args=list(data.get("engine_args", [])), in_process=in_process,
     )

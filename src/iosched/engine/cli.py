@@ -37,6 +37,7 @@ from docopt import DocoptExit, docopt, parse_defaults
 
 from iosched import __version__
 from iosched.batsim.outputs import BATSIM_VERSION
+from iosched.engine.inproc import SchedulerError, load_peer
 from iosched.engine.server import EngineConfig, SchedulerTimeout, Simulation, import_simgrid
 from iosched.errors import InputError, ProtocolError
 
@@ -180,6 +181,15 @@ iosched extension options (embedded engine only):
                                      line, as Batsim would.
   --strict-batsim                    No effect (kept for old command lines): refusing what the
                                      real Batsim 4.2.1 refuses is the default.
+  --in-process-scheduler <file>      Run the pybatsim scheduler <file> inside this process, called
+                                     by function (no socket, no second process; -s is unused):
+                                     the in-process path (docs/architecture.md).
+  --scheduler-options <json>         Its options, a JSON object (pybatsim's -o) [default: {}].
+  --scheduler-verbosity <level>      Its log level (pybatsim's -v: debug, info, warning, error,
+                                     critical) [default: info].
+  --in-process-layer <layer>         auto: iosched's own schedulers directly, any other file
+                                     through pybatsim's Batsim class; pybatsim; direct
+                                     [default: auto].
 """
 
 #: Batsim 4.2.1 options outside the embedded engine's scope -> what they
@@ -282,7 +292,8 @@ def execution_context(args: dict) -> dict:
         "redis_port": port,
         "redis_prefix": args["--redis-prefix"],
         "export_prefix": args["--export"],
-        "external_scheduler": not args["--no-sched"],
+        # an in-process scheduler (iosched extension) is not an external one
+        "external_scheduler": not args["--no-sched"] and not args.get("--in-process-scheduler"),
     }
 
 
@@ -313,6 +324,14 @@ def _number(args: dict, key: str, kind, minimum, strict: bool):
 def _err(message: str, code: int) -> int:
     sys.stderr.write(f"iosched-batsim: {message}\n")
     return code
+
+
+def _scheduler_failed(exc: SchedulerError) -> int:
+    """The in-process scheduler raised or exited: its traceback, then one line."""
+    sys.stdout.flush()
+    if exc.details:
+        sys.stderr.write(exc.details if exc.details.endswith("\n") else exc.details + "\n")
+    return _err(str(exc), exc.code)
 
 
 def main(argv=None) -> int:
@@ -359,6 +378,24 @@ def main(argv=None) -> int:
         if not os.path.isfile(path):
             return _err(f"{what} file '{path}' cannot be read", 1)
 
+    peer = None
+    if args["--in-process-scheduler"]:
+        try:
+            options = json.loads(args["--scheduler-options"])
+        except ValueError as exc:
+            return _err(f"--scheduler-options: invalid JSON: {exc}", 2)
+        if not isinstance(options, dict):
+            return _err("--scheduler-options: expected a JSON object", 2)
+        sched_file = args["--in-process-scheduler"]
+        if not os.path.isfile(sched_file):
+            return _err(f"--in-process-scheduler: scheduler file '{sched_file}' cannot be read", 1)
+        try:
+            peer = load_peer(sched_file, options, layer=args["--in-process-layer"],
+                             verbosity=args["--scheduler-verbosity"])
+        except InputError as exc:
+            return _err(str(exc), 2)
+        except SchedulerError as exc:
+            return _scheduler_failed(exc)
     verbosity = "quiet" if args["--quiet"] else args["--verbosity"]
     quiet = verbosity in ("quiet", "network-only")
     cfg = EngineConfig(
@@ -373,7 +410,7 @@ def main(argv=None) -> int:
         quiet=quiet or verbosity != "debug", sched_timeout=sched_timeout,
         transcript=args["--transcript"], direct_tasks=not args["--no-direct-tasks"],
         progress_file=args["--progress-file"], strict_batsim=True,
-        embedded_extensions=bool(args["--embedded-extensions"]),
+        embedded_extensions=bool(args["--embedded-extensions"]), peer=peer,
     )
     try:
         sim = Simulation(cfg)
@@ -387,9 +424,13 @@ def main(argv=None) -> int:
     except SchedulerTimeout as exc:
         sys.stderr.write(f"iosched-batsim: {exc}\n")
         return 4
+    except SchedulerError as exc:
+        return _scheduler_failed(exc)
     except KeyboardInterrupt:
         sys.stderr.write("iosched-batsim: interrupted\n")
         return 130
+    if peer is not None and peer.finish() != 0:
+        return _err(peer.unbalanced_reason(), 1)
     if args["--rusage-file"]:
         ru = resource.getrusage(resource.RUSAGE_SELF)
         with open(args["--rusage-file"], "w") as f:

@@ -25,9 +25,6 @@ import click
 from iosched.clicommon import OneLineErrorCommand
 from iosched.checks import loads_json
 from iosched.errors import InputError, one_line
-from iosched.analysis.format import format_table
-from iosched.analysis.metrics_file import write_metrics
-from iosched.analysis.units import format_duration
 from iosched.run.result import RunError, RunResult
 from iosched.run.robin import run_robin
 from iosched.run.simulation import (
@@ -49,6 +46,10 @@ def _print_metrics(result: RunResult, no_metrics: bool) -> None:
     platform is readable."""
     if no_metrics:
         return
+    # pandas is imported here only: a run with --no-metrics starts without it
+    from iosched.analysis.format import format_table
+    from iosched.analysis.metrics_file import write_metrics
+
     if result.jobs_csv is None:
         raise RunError(f"the engine wrote no {result.export_prefix.name}_jobs.csv in "
                        f"{result.export_prefix.parent}")
@@ -62,6 +63,8 @@ def summary_line(metrics: dict) -> str:
     """The one-line summary ``iosched run`` ends with: jobs, makespan, mean
     wait (with units) and utilization of a metrics dict
     (:func:`iosched.analysis.metrics.compute_metrics`)."""
+    from iosched.analysis.units import format_duration
+
     util = metrics.get("utilization")
     return (f"iosched run: {metrics['nb_jobs']} jobs ({metrics['nb_jobs_started']} started), "
             f"makespan {format_duration(metrics['makespan'])}, mean wait "
@@ -77,6 +80,8 @@ def progress_text(line: str, wall: float) -> str | None:
     """The progress shown for one line of the engine's progress file
     (``<simulated time s> <jobs ended> <static jobs>``), or None when the
     line is incomplete (read while the engine rewrites it)."""
+    from iosched.analysis.units import format_duration
+
     parts = line.split()
     try:
         now, ended, total = float(parts[0]), int(parts[1]), int(parts[2])
@@ -148,6 +153,10 @@ def show_progress(path: Path, enabled: bool):
               help="Engine: 'embedded' (default), 'batsim' (the real Batsim on PATH) or a command.")
 @click.option("--engine-arg", "engine_args", multiple=True,
               help="Extra engine argument (repeatable), e.g. --engine-arg=--enable-dynamic-jobs.")
+@click.option("--in-process", "in_process", is_flag=True,
+              help="Run the scheduler inside the embedded engine's process, called by function "
+                   "(no socket, no second process; same outputs). Default: two processes "
+                   "over ZeroMQ, as with the real Batsim.")
 @click.option("--verbose", is_flag=True, help="Do not pass -q to the engine.")
 @click.option("--no-metrics", is_flag=True, help="Do not compute and print metrics.")
 @click.option("--cpu", default="auto", show_default=True, metavar="auto|none|N",
@@ -155,12 +164,12 @@ def show_progress(path: Path, enabled: bool):
                    "run holds, none leaves placement to the OS, N names the CPU.")
 @click.pass_context
 def run_command(ctx, robin_file, platform, workload, scheduler, options_json, output, timeout,
-                ready_timeout, success_timeout, failure_timeout, engine, engine_args, verbose,
-                no_metrics, cpu):
+                ready_timeout, success_timeout, failure_timeout, engine, engine_args, in_process,
+                verbose, no_metrics, cpu):
     """Run one simulation (scheduler + engine), or a robin experiment file.
 
     \b
-    iosched run -p PLATFORM.xml -w WORKLOAD.json -s easy -o DIR [--timeout S]
+    iosched run -p PLATFORM.xml -w WORKLOAD.json -s easy -o DIR [--timeout S] [--in-process]
     iosched run ROBIN.yaml
     """
     try:
@@ -170,7 +179,8 @@ def run_command(ctx, robin_file, platform, workload, scheduler, options_json, ou
                                                ("--scheduler", scheduler), ("--output", output),
                                                ("--options", options_json),
                                                ("--timeout", timeout), ("--engine", engine),
-                                               ("--engine-arg", engine_args)) if v]
+                                               ("--engine-arg", engine_args),
+                                               ("--in-process", in_process)) if v]
                 if given:
                     raise InputError(f"{', '.join(given)} cannot be combined with a robin file "
                                      f"({robin_file})")
@@ -194,7 +204,8 @@ def run_command(ctx, robin_file, platform, workload, scheduler, options_json, ou
                         platform, list(workload), scheduler, output, options=options,
                         engine_cmd=engine, engine_args=(*engine_args, *extra), timeout=timeout,
                         ready_timeout=ready_timeout, quiet=not verbose,
-                        success_timeout=success_timeout, failure_timeout=failure_timeout, cpu=cpu)
+                        success_timeout=success_timeout, failure_timeout=failure_timeout, cpu=cpu,
+                        in_process=in_process)
             click.echo(f"iosched run: simulation done in {result.wall_time:.2f} s, "
                        f"outputs in {result.output_dir}")
             _print_metrics(result, no_metrics)

@@ -4,7 +4,11 @@ Written once by the runner (:func:`write_record`) before the processes
 start, read back by the metrics and the campaigns (:func:`read_record`,
 :func:`compute_hosts`), never re-derived from the engine's command line.
 
-Fields: ``cwd``, ``port``, ``environment``, ``scheduler`` (``file``,
+Fields: ``cwd``, ``port``, ``environment``, ``in_process`` (bool: the
+scheduler ran inside the engine's process, ``iosched run --in-process``;
+then ``scheduler.argv`` is the pybatsim launcher command the two-process run
+would use, not run, and ``scheduler.log`` is the engine's log; absent in
+records written before the flag existed), ``scheduler`` (``file``,
 ``options``, ``argv``, ``shell``, ``log``), ``engine`` (``argv``, ``shell``,
 ``log``), ``timeouts_s``, ``start_order``, ``cpus`` and ``compute_hosts``
 (int: the number of compute hosts of the simulated machine, what the

@@ -103,14 +103,18 @@ def yaml_error_text(e: yaml.YAMLError) -> str:
 
 
 def _parse_batcmd(batcmd: str, where: str) -> dict:
-    """Extract socket endpoint, export prefix and --batexec from a Batsim command."""
+    """Extract socket endpoint, export prefix and --batexec from a Batsim command.
+
+    The embedded engine's ``--in-process-scheduler`` (the scheduler runs
+    inside the engine, :mod:`iosched.engine.inproc`) counts as ``--batexec``:
+    no scheduler process, and no socket (port None)."""
     try:
         tokens = shlex.split(batcmd, comments=True)
     except ValueError as e:
         raise InputError(f"{where}: field 'batcmd': cannot split the command: {e}") from None
     socket_ep = _BATSIM_DEFAULT_SOCKET
     export = _BATSIM_DEFAULT_EXPORT
-    batexec = False
+    batexec = in_process = False
     i = 0
     while i < len(tokens):
         t = tokens[i]
@@ -131,9 +135,11 @@ def _parse_batcmd(batcmd: str, where: str) -> dict:
             export = t[2:]
         elif t == "--batexec":
             batexec = True
+        elif t == "--in-process-scheduler" or t.startswith("--in-process-scheduler="):
+            batexec = in_process = True
         i += 1
     port = None
-    if socket_ep.startswith("tcp://"):
+    if socket_ep.startswith("tcp://") and not in_process:
         tail = socket_ep.rsplit(":", 1)
         if len(tail) == 2 and tail[1].isdigit():
             port = int(tail[1])
@@ -154,7 +160,8 @@ def load_robin(path) -> dict:
     the others default to robin's command-line defaults (robin itself
     requires all seven in a file, so :func:`write_robin` always writes
     them). A missing or null ``schedcmd`` means no scheduler (Batsim's
-    ``--batexec`` mode, as in robin).
+    ``--batexec`` mode, as in robin; or the embedded engine's
+    ``--in-process-scheduler``, which runs its scheduler itself).
 
     The file is read with ``yaml.safe_load``. Raises :class:`InputError`
     naming the file and the field for: unreadable file, invalid YAML, not a

@@ -55,6 +55,7 @@ from iosched.run.supervise import (
 from iosched.sched.registry import check_options, required_engine_args, resolve
 
 __all__ = [
+    "IN_PROCESS_FLAGS",
     "DEFAULT_SIMULATION_TIMEOUT",
     "DEFAULT_READY_TIMEOUT",
     "DEFAULT_SUCCESS_TIMEOUT",
@@ -64,6 +65,7 @@ __all__ = [
     "free_port",
     "resolve_scheduler",
     "run_simulation",
+    "strip_in_process_flags",
 ]
 
 #: Robin's default simulation timeout (one week), used when none is given (s).
@@ -223,7 +225,8 @@ def _wait_ready(sched: Child, port: int, endpoint: str, ready_end: float,
 def run_simulation(platform, workload, scheduler, output_dir, options=None, engine_cmd=None,
                    engine_args=(), timeout=None, ready_timeout=DEFAULT_READY_TIMEOUT, quiet=True,
                    success_timeout=DEFAULT_SUCCESS_TIMEOUT,
-                   failure_timeout=DEFAULT_FAILURE_TIMEOUT, cpu="auto") -> RunResult:
+                   failure_timeout=DEFAULT_FAILURE_TIMEOUT, cpu="auto",
+                   in_process=False) -> RunResult:
     """Run one simulation: a pybatsim scheduler and an engine on a loopback port.
 
     *platform* is a SimGrid platform XML, *workload* a Batsim workload JSON
@@ -258,6 +261,17 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
     ``"none"`` leaves placement to the OS, a number names the CPU. The
     simulated results never depend on it; ``command.json`` records the CPU.
 
+    *in_process* (embedded engine only): run the scheduler inside the
+    engine's process, called by function (:mod:`iosched.engine.inproc`): one
+    process (``engine``, its log ``engine.log`` holds the scheduler's output
+    too), no socket, the same outputs byte for byte (the wall-clock columns
+    of ``out_schedule.csv`` aside). *ready_timeout*, *success_timeout* and
+    *failure_timeout* do not apply. ``command.json`` then has
+    ``"in_process": true``, the engine command that ran, and under
+    ``scheduler.argv`` the pybatsim launcher command the two-process run
+    would use (not run); ``robin.yaml`` replays the run in robin's batexec
+    mode (the engine command alone).
+
     Returns a :class:`RunResult`. Raises :class:`InputError` for bad
     arguments (missing file, unknown scheduler, bad timeout, bad *cpu*, options not a
     JSON object or holding a non-finite number, output directory that cannot be
@@ -290,6 +304,9 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
         options_json = json.dumps(merged, allow_nan=False)
     except (TypeError, ValueError) as e:
         raise InputError(f"options: not serialisable as JSON: {e}") from None
+    if in_process and engine_cmd not in (None, "embedded"):
+        raise InputError(f"in-process: the scheduler runs inside the embedded engine only, "
+                         f"not with engine {engine_cmd!r}")
     engine_prefix = _engine_prefix(engine_cmd)
     engine_args = [os.fspath(a) for a in engine_args]
     engine_args += [a for a in required_engine_args(sched_file) if a not in engine_args]
@@ -305,6 +322,11 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
     env_add = {"PYTHONUNBUFFERED": "1"}
     env = dict(os.environ, **env_add)
     cwd = os.getcwd()
+
+    if in_process:
+        return _run_in_process(platform, workloads, sched_file, merged, options_json, out, prefix,
+                               engine_prefix, engine_args, quiet, env, env_add, cwd, timeout,
+                               ready_timeout, success_timeout, failure_timeout, cpu)
 
     t0 = time.monotonic()
     deadline = t0 + timeout
@@ -333,6 +355,7 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
                 "cwd": cwd,
                 "port": port,
                 "environment": env_add,
+                "in_process": False,
                 "scheduler": {"file": str(sched_file), "options": merged,
                               "argv": sched_argv, "shell": shlex.join(sched_argv),
                               "log": "sched.log"},
@@ -379,3 +402,92 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
         cpus=sorted(cpus) if cpus else None, compute_hosts=hosts,
     )
 
+
+
+#: engine flags of the in-process path (:func:`_run_in_process`) -> number of
+#: values each takes; a command line without them is the two-process engine's
+IN_PROCESS_FLAGS = {"--in-process-scheduler": 1, "--scheduler-options": 1,
+                    "--scheduler-verbosity": 1, "--in-process-layer": 1}
+
+
+def strip_in_process_flags(argv: list[str]) -> list[str]:
+    """*argv* without the in-process flags (:data:`IN_PROCESS_FLAGS`) and
+    their values: the engine command of the same run on two processes."""
+    out, skip = [], 0
+    for a in argv:
+        if skip:
+            skip -= 1
+            continue
+        name = a.split("=", 1)[0]
+        if name in IN_PROCESS_FLAGS:
+            skip = IN_PROCESS_FLAGS[name] if "=" not in a else 0
+            continue
+        out.append(a)
+    return out
+
+
+def _run_in_process(platform, workloads, sched_file, merged, options_json, out, prefix,
+                    engine_prefix, engine_args, quiet, env, env_add, cwd, timeout,
+                    ready_timeout, success_timeout, failure_timeout, cpu) -> RunResult:
+    """:func:`run_simulation` with ``in_process=True``: one engine process
+    that loads the scheduler file (``--in-process-scheduler``)."""
+    t0 = time.monotonic()
+    deadline = t0 + timeout
+    with subreaper(), claim_cpu(cpu) as cpus:
+        port = free_port()  # not bound: the -s of the equivalent two-process run
+        endpoint = f"tcp://127.0.0.1:{port}"
+        sched_argv = [sys.executable, "-m", "batsim.cmds.launcher", str(sched_file),
+                      "-s", endpoint, "-t", str(SCHEDULER_SOCKET_TIMEOUT_MS), "-o", options_json]
+        if quiet:
+            sched_argv += ["-v", "warning"]
+        engine_argv = [*engine_prefix, "-p", str(platform)]
+        for w in workloads:
+            engine_argv += ["-w", str(w)]
+        engine_argv += ["-e", str(prefix), "-s", endpoint]
+        if quiet:
+            engine_argv.append("-q")
+        engine_argv += engine_args
+        hosts = compute_hosts_of_argv(engine_argv)
+        engine_argv += ["--in-process-scheduler", str(sched_file), "--scheduler-options", options_json]
+        if quiet:
+            engine_argv += ["--scheduler-verbosity", "warning"]
+        write_record(out, {
+            "cwd": cwd,
+            "port": port,
+            "environment": env_add,
+            "in_process": True,
+            "scheduler": {"file": str(sched_file), "options": merged,
+                          "argv": sched_argv, "shell": shlex.join(sched_argv),
+                          "log": "engine.log"},
+            "engine": {"argv": engine_argv, "shell": shlex.join(engine_argv),
+                       "log": "engine.log"},
+            "timeouts_s": {"simulation": timeout, "ready": ready_timeout,
+                           "success": success_timeout, "failure": failure_timeout},
+            "start_order": ["engine"],
+            "cpus": sorted(cpus) if cpus else None,
+            "compute_hosts": hosts,
+        })
+        write_robin(out / "robin.yaml", engine_argv, None, out, simulation_timeout=timeout,
+                    ready_timeout=ready_timeout, success_timeout=success_timeout,
+                    failure_timeout=failure_timeout)
+        engine = Child("engine", engine_argv, out / "engine.log", env=env, cpus=cpus)
+        children = [engine]
+        try:
+            engine.start()
+            reason = watch(children, deadline, timeout, success_timeout, failure_timeout)
+        except RunError as e:
+            reason = str(e)
+        finally:
+            cleanup(children)
+        if reason is not None:
+            raise run_error(reason, children, out)
+    jobs, schedule, states = engine_outputs(prefix)
+    return RunResult(
+        output_dir=out, export_prefix=prefix, jobs_csv=jobs, schedule_csv=schedule,
+        machine_states_csv=states, wall_time=time.monotonic() - t0,
+        scheduler_returncode=None, engine_returncode=engine.code,
+        scheduler_cmd=None, engine_cmd=engine_argv, port=None,
+        logs={"scheduler": engine.out, "engine": engine.out},
+        pids={"engine": engine.pids()},
+        cpus=sorted(cpus) if cpus else None, compute_hosts=hosts,
+    )
