@@ -43,7 +43,11 @@ each scheduler it records every run's wall time, engine and scheduler CPU
 time (s), their medians, and the median of the per-round ratios to the
 reference (and, with several names, to the first name), with the 1-minute
 load average before and after each run. Written to
-``results/bench/kth_full_<profiles>_vs_<names>.json``. Issue 28's targets:
+``results/bench/kth_full_<profiles>_vs_<names>.json``. With ``--in-process``
+the named schedulers run in the engine's process (iosched's own on the
+direct layer) while the reference stays on two processes; with
+``--reference-engine batsim`` the reference runs on the real Batsim on PATH
+(file suffixes ``_inproc``, ``_ref-batsim``). Issue 28's targets:
 ``easy`` at most the reference (ratio <= 1), ``conservative`` at most 1.5
 ``easy``.
 """
@@ -104,14 +108,21 @@ REFERENCE = {
               help="also time this iosched scheduler (repeatable), side by side with easyBackfill")
 @click.option("--repeat", type=click.IntRange(min=1), default=5, show_default=True,
               help="rounds of the side-by-side comparison (with --scheduler)")
+@click.option("--reference-engine", type=click.Choice(["embedded", "batsim"]), default="embedded",
+              show_default=True,
+              help="with --scheduler: the engine of the easyBackfill reference runs (batsim: the "
+                   "real Batsim on PATH, on two processes); the result file gets _ref-batsim")
 def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, in_process, engine, output,
-                  schedulers_, repeat):
+                  schedulers_, repeat, reference_engine):
     """Time the embedded engine with pybatsim's easyBackfill on KTH-SP2."""
     if schedulers_:
         if engine != "embedded":
-            raise click.ClickException("--scheduler: the embedded engine only")
+            raise click.ClickException("--scheduler: the named schedulers run on the embedded engine "
+                                       "only (see --reference-engine)")
         return compare(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, output,
-                       list(dict.fromkeys(schedulers_)), repeat, in_process)
+                       list(dict.fromkeys(schedulers_)), repeat, in_process, reference_engine)
+    if reference_engine != "embedded":
+        raise click.ClickException("--reference-engine: with --scheduler only")
     try:
         if swf is None:
             swf = find_default_swf()
@@ -187,23 +198,25 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, in_proce
     write_result(res, out / f"kth_full_{profiles}{suffix}.json")
 
 
-def _timed_run(plat, wl, sched, out, quiet, cpu, in_process=False) -> dict:
+def _timed_run(plat, wl, sched, out, quiet, cpu, in_process=False, engine="embedded") -> dict:
     """One simulation: wall time (s), engine and scheduler CPU time (s;
-    in-process, the engine's includes the scheduler's), load averages
-    before and after."""
+    in-process, the engine's includes the scheduler's; with the real Batsim,
+    whose CPU time is not separated, both processes' total is given as the
+    scheduler's and the engine's is None), load averages before and after."""
     rusage = out.parent / f"{out.name}-rusage.json"
     load0 = os.getloadavg()[0]
     c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    run_simulation(plat, wl, sched, out, timeout=7200, quiet=quiet, cpu=cpu,
-                   engine_args=["--rusage-file", str(rusage)], in_process=in_process)
+    run_simulation(plat, wl, sched, out, timeout=7200, quiet=quiet, cpu=cpu, engine_cmd=engine,
+                   engine_args=["--rusage-file", str(rusage)] if engine == "embedded" else [],
+                   in_process=in_process)
     wall = time.perf_counter() - t0
     c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    ru = json.loads(rusage.read_text())
-    engine = ru["user_s"] + ru["sys_s"]
+    ru = json.loads(rusage.read_text()) if engine == "embedded" else None
+    engine_cpu = ru["user_s"] + ru["sys_s"] if ru else 0.0
     children = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
-    return {"wall_s": round(wall, 2), "engine_cpu_s": round(engine, 2),
-            "scheduler_cpu_s": round(children - engine, 2),
+    return {"wall_s": round(wall, 2), "engine_cpu_s": round(engine_cpu, 2) if ru else None,
+            "scheduler_cpu_s": round(children - engine_cpu, 2),
             "load_1min_before": round(load0, 2), "load_1min_after": round(os.getloadavg()[0], 2)}
 
 
@@ -211,7 +224,8 @@ def _median(xs) -> float:
     return round(statistics.median(xs), 3)
 
 
-def compare(swf, profiles, nb_res, nb_jobs, quiet, cpu, output, names, repeat, in_process=False) -> None:
+def compare(swf, profiles, nb_res, nb_jobs, quiet, cpu, output, names, repeat, in_process=False,
+            reference_engine="embedded") -> None:
     """``--scheduler``: pybatsim's easyBackfill and each iosched scheduler
     of ``names``, in turn, ``repeat`` rounds (see the module documentation)."""
     try:
@@ -233,7 +247,10 @@ def compare(swf, profiles, nb_res, nb_jobs, quiet, cpu, output, names, repeat, i
             for k in range(repeat):
                 for label in runs:
                     sched = ref if label == "easyBackfill" else label
-                    r = _timed_run(plat, wl, sched, tmp / f"{label}-{k}", quiet, cpu, in_process)
+                    ref_run = label == "easyBackfill"
+                    r = _timed_run(plat, wl, sched, tmp / f"{label}-{k}", quiet, cpu,
+                                   in_process and not ref_run,
+                                   reference_engine if ref_run else "embedded")
                     runs[label].append(r)
                     click.echo(f"round {k + 1}/{repeat}: {label}: {r['wall_s']} s", err=True)
         steal = steal_share(cpu0, cpu_times())
@@ -243,7 +260,8 @@ def compare(swf, profiles, nb_res, nb_jobs, quiet, cpu, output, names, repeat, i
     for label, rs in runs.items():
         walls = [r["wall_s"] for r in rs]
         figures[label] = {"runs": rs, "wall_s_median": _median(walls),
-                          "engine_cpu_s_median": _median([r["engine_cpu_s"] for r in rs]),
+                          "engine_cpu_s_median": (None if rs[0]["engine_cpu_s"] is None else
+                                                  _median([r["engine_cpu_s"] for r in rs])),
                           "scheduler_cpu_s_median": _median([r["scheduler_cpu_s"] for r in rs])}
         if label != "easyBackfill":
             ratios = [a["wall_s"] / b["wall_s"] for a, b in zip(rs, runs["easyBackfill"])]
@@ -260,18 +278,21 @@ def compare(swf, profiles, nb_res, nb_jobs, quiet, cpu, output, names, repeat, i
             [f"--scheduler {n}" for n in names] + [f"--repeat {repeat}"]
             + (["--quiet-scheduler"] if quiet else []) + ([f"--cpu {cpu}"] if cpu != "auto" else [])
             + ([f"--profiles {profiles}"] if profiles != "delay" else [])
-            + (["--in-process"] if in_process else [])),
+            + (["--in-process"] if in_process else [])
+            + ([f"--reference-engine {reference_engine}"] if reference_engine != "embedded" else [])),
         "in_process": in_process,
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "profiles": profiles, "nb_jobs": report.kept, "nb_res": nb_res, "cpu": cpu, "repeat": repeat,
-        "reference": "pybatsim 3.2.1 easyBackfill" + (" -v warning" if quiet else ""),
+        "reference": "pybatsim 3.2.1 easyBackfill" + (" -v warning" if quiet else "")
+                     + (" on the real Batsim 4.2.1" if reference_engine == "batsim" else " on the embedded engine")
+                     + ", two processes",
         "schedulers": figures,
         "load_1min": {"min": min(loads), "median": _median(loads), "max": max(loads), "nproc": os.cpu_count()},
         "cpu_steal_share": steal,
         "machine": {"python": sys.version.split()[0], "platform": py_platform.platform()},
         "calibration": calibrate(),
     }
-    suffix = "_inproc" if in_process else ""
+    suffix = ("_inproc" if in_process else "") + ("_ref-batsim" if reference_engine == "batsim" else "")
     write_result(res, out / f"kth_full_{profiles}_vs_{'_'.join(names)}{suffix}.json")
 
 
