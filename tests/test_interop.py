@@ -375,10 +375,14 @@ def test_demo_end_to_end_small(tmp_path, shared):
         assert res["metrics"][label]["nb_resources"] == 96
 
 
-def test_demo_default_workload_is_the_artifacts_first_jobs(tmp_path, shared):
+def test_demo_default_workload_is_the_artifacts_first_jobs(tmp_path, shared, monkeypatch):
     """The demo's default runs use the burst-buffer paper's own draws (its
     artifact's 1000-job workload: SWF jobs 15..1014), the first --jobs of them."""
+    from iosched.bb import artifact
     from iosched.demo import RUNS, artifact_workload
+
+    # the shared inputs the fixture found, wherever this tree is
+    monkeypatch.setattr(artifact, "default_dir", lambda: shared / "data" / "bb-artifact")
 
     assert all(r.workload is artifact_workload for r in RUNS)
     w = artifact_workload(None, 30, 1, 96)

@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -306,7 +307,9 @@ def _placement(env, tmp_path, **kw):
     return res, json.loads(rec.read_text())
 
 
-def test_both_processes_share_one_claimed_cpu_under_sched_batch(env, tmp_path):
+def test_both_processes_share_one_claimed_cpu_under_sched_batch(env, tmp_path, monkeypatch):
+    # CPU locks of its own: other simulations on the machine may hold every CPU's
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     before = (os.sched_getaffinity(0), os.sched_getscheduler(0))
     res, seen = _placement(env, tmp_path)
     if len(affinity.allowed_cpus()) < 2:
