@@ -130,12 +130,7 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, in_proce
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="iosched-bench-") as tmp:
             tmp = Path(tmp)
-            workload, report = swf_to_batsim(swf, nb_res=nb_res, first=nb_jobs, profile_type=profiles)
-            wl = tmp / "workload.json"
-            with open(wl, "w") as f:
-                dump_workload(workload, f)
-            plat = tmp / "platform.xml"
-            plat.write_text(cluster_xml(nb_res))
+            plat, wl, report = _inputs(swf, profiles, nb_res, nb_jobs, tmp)
             sched = Path(schedulers.__file__).parent / "easyBackfill.py"
             rusage = tmp / "rusage.json"
             if in_process and engine != "embedded":
@@ -198,6 +193,19 @@ def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, in_proce
     write_result(res, out / f"kth_full_{profiles}{suffix}.json")
 
 
+def _inputs(swf, profiles, nb_res, nb_jobs, tmp: Path):
+    """Write the benchmark's workload (SWF converted, *profiles* profiles)
+    and its *nb_res*-node cluster into *tmp*: (platform path, workload
+    path, conversion report)."""
+    workload, report = swf_to_batsim(swf, nb_res=nb_res, first=nb_jobs, profile_type=profiles)
+    wl = tmp / "workload.json"
+    with open(wl, "w") as f:
+        dump_workload(workload, f)
+    plat = tmp / "platform.xml"
+    plat.write_text(cluster_xml(nb_res))
+    return plat, wl, report
+
+
 def _timed_run(plat, wl, sched, out, quiet, cpu, in_process=False, engine="embedded") -> dict:
     """One simulation: wall time (s), engine and scheduler CPU time (s;
     in-process, the engine's includes the scheduler's; with the real Batsim,
@@ -238,12 +246,7 @@ def compare(swf, profiles, nb_res, nb_jobs, quiet, cpu, output, names, repeat, i
         cpu0 = cpu_times()
         with tempfile.TemporaryDirectory(prefix="iosched-bench-") as tmp:
             tmp = Path(tmp)
-            workload, report = swf_to_batsim(swf, nb_res=nb_res, first=nb_jobs, profile_type=profiles)
-            wl = tmp / "workload.json"
-            with open(wl, "w") as f:
-                dump_workload(workload, f)
-            plat = tmp / "platform.xml"
-            plat.write_text(cluster_xml(nb_res))
+            plat, wl, report = _inputs(swf, profiles, nb_res, nb_jobs, tmp)
             for k in range(repeat):
                 for label in runs:
                     sched = ref if label == "easyBackfill" else label

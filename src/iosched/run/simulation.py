@@ -336,37 +336,15 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
     with subreaper(), claim_cpu(cpu) as cpus:
         for attempt in range(_PORT_ATTEMPTS):
             port = free_port()
-            endpoint = f"tcp://127.0.0.1:{port}"
-            sched_argv = [sys.executable, "-m", "batsim.cmds.launcher", str(sched_file),
-                          "-s", endpoint, "-t", str(SCHEDULER_SOCKET_TIMEOUT_MS),
-                          "-o", options_json]
-            if quiet:
-                sched_argv += ["-v", "warning"]
-            engine_argv = [*engine_prefix, "-p", str(platform)]
-            for w in workloads:
-                engine_argv += ["-w", str(w)]
-            engine_argv += ["-e", str(prefix), "-s", endpoint]
-            if quiet:
-                engine_argv.append("-q")
-            engine_argv += engine_args
+            sched_argv, engine_argv = _command_lines(port, sched_file, options_json, quiet,
+                                                     engine_prefix, platform, workloads, prefix,
+                                                     engine_args)
             if attempt == 0:  # the port changes nothing to the compute hosts
                 hosts = compute_hosts_of_argv(engine_argv)
-            write_record(out, {
-                "cwd": cwd,
-                "port": port,
-                "environment": env_add,
-                "in_process": False,
-                "scheduler": {"file": str(sched_file), "options": merged,
-                              "argv": sched_argv, "shell": shlex.join(sched_argv),
-                              "log": "sched.log"},
-                "engine": {"argv": engine_argv, "shell": shlex.join(engine_argv),
-                           "log": "engine.log"},
-                "timeouts_s": {"simulation": timeout, "ready": ready_timeout,
-                               "success": success_timeout, "failure": failure_timeout},
-                "start_order": ["scheduler", "engine"],
-                "cpus": sorted(cpus) if cpus else None,
-                "compute_hosts": hosts,
-            })
+            write_record(out, _record(cwd, port, env_add, False, sched_file, merged, sched_argv,
+                                      "sched.log", engine_argv, (timeout, ready_timeout,
+                                                                 success_timeout, failure_timeout),
+                                      ["scheduler", "engine"], cpus, hosts))
             write_robin(out / "robin.yaml", engine_argv, sched_argv, out,
                         simulation_timeout=timeout, ready_timeout=ready_timeout,
                         success_timeout=success_timeout, failure_timeout=failure_timeout)
@@ -376,7 +354,7 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
             retry = False
             try:
                 sched.start()
-                reason, retry = _wait_ready(sched, port, endpoint, ready_end, ready_timeout,
+                reason, retry = _wait_ready(sched, port, endpoint_of(port), ready_end, ready_timeout,
                                             deadline, timeout)
                 if reason is None:
                     engine.start()
@@ -402,6 +380,50 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
         cpus=sorted(cpus) if cpus else None, compute_hosts=hosts,
     )
 
+
+
+def endpoint_of(port: int) -> str:
+    """The ZeroMQ endpoint of a run on loopback port *port*."""
+    return f"tcp://127.0.0.1:{port}"
+
+
+def _command_lines(port, sched_file, options_json, quiet, engine_prefix, platform, workloads,
+                   prefix, engine_args) -> tuple[list[str], list[str]]:
+    """The scheduler's and the engine's command lines (argv lists) of one run
+    on loopback port *port*."""
+    endpoint = endpoint_of(port)
+    sched_argv = [sys.executable, "-m", "batsim.cmds.launcher", str(sched_file),
+                  "-s", endpoint, "-t", str(SCHEDULER_SOCKET_TIMEOUT_MS), "-o", options_json]
+    if quiet:
+        sched_argv += ["-v", "warning"]
+    engine_argv = [*engine_prefix, "-p", str(platform)]
+    for w in workloads:
+        engine_argv += ["-w", str(w)]
+    engine_argv += ["-e", str(prefix), "-s", endpoint]
+    if quiet:
+        engine_argv.append("-q")
+    return sched_argv, engine_argv + list(engine_args)
+
+
+def _record(cwd, port, env_add, in_process, sched_file, merged, sched_argv, sched_log,
+            engine_argv, timeouts, start_order, cpus, hosts) -> dict:
+    """The run record written to ``command.json`` (:mod:`iosched.run.record`);
+    *timeouts* is (simulation, ready, success, failure) in s."""
+    simulation, ready, success, failure = timeouts
+    return {
+        "cwd": cwd,
+        "port": port,
+        "environment": env_add,
+        "in_process": in_process,
+        "scheduler": {"file": str(sched_file), "options": merged,
+                      "argv": sched_argv, "shell": shlex.join(sched_argv), "log": sched_log},
+        "engine": {"argv": engine_argv, "shell": shlex.join(engine_argv), "log": "engine.log"},
+        "timeouts_s": {"simulation": simulation, "ready": ready, "success": success,
+                       "failure": failure},
+        "start_order": start_order,
+        "cpus": sorted(cpus) if cpus else None,
+        "compute_hosts": hosts,
+    }
 
 
 #: engine flags of the in-process path (:func:`_run_in_process`) -> number of
@@ -435,38 +457,17 @@ def _run_in_process(platform, workloads, sched_file, merged, options_json, out, 
     deadline = t0 + timeout
     with subreaper(), claim_cpu(cpu) as cpus:
         port = free_port()  # not bound: the -s of the equivalent two-process run
-        endpoint = f"tcp://127.0.0.1:{port}"
-        sched_argv = [sys.executable, "-m", "batsim.cmds.launcher", str(sched_file),
-                      "-s", endpoint, "-t", str(SCHEDULER_SOCKET_TIMEOUT_MS), "-o", options_json]
-        if quiet:
-            sched_argv += ["-v", "warning"]
-        engine_argv = [*engine_prefix, "-p", str(platform)]
-        for w in workloads:
-            engine_argv += ["-w", str(w)]
-        engine_argv += ["-e", str(prefix), "-s", endpoint]
-        if quiet:
-            engine_argv.append("-q")
-        engine_argv += engine_args
+        sched_argv, engine_argv = _command_lines(port, sched_file, options_json, quiet,
+                                                 engine_prefix, platform, workloads, prefix,
+                                                 engine_args)
         hosts = compute_hosts_of_argv(engine_argv)
         engine_argv += ["--in-process-scheduler", str(sched_file), "--scheduler-options", options_json]
         if quiet:
             engine_argv += ["--scheduler-verbosity", "warning"]
-        write_record(out, {
-            "cwd": cwd,
-            "port": port,
-            "environment": env_add,
-            "in_process": True,
-            "scheduler": {"file": str(sched_file), "options": merged,
-                          "argv": sched_argv, "shell": shlex.join(sched_argv),
-                          "log": "engine.log"},
-            "engine": {"argv": engine_argv, "shell": shlex.join(engine_argv),
-                       "log": "engine.log"},
-            "timeouts_s": {"simulation": timeout, "ready": ready_timeout,
-                           "success": success_timeout, "failure": failure_timeout},
-            "start_order": ["engine"],
-            "cpus": sorted(cpus) if cpus else None,
-            "compute_hosts": hosts,
-        })
+        write_record(out, _record(cwd, port, env_add, True, sched_file, merged, sched_argv,
+                                  "engine.log", engine_argv, (timeout, ready_timeout,
+                                                              success_timeout, failure_timeout),
+                                  ["engine"], cpus, hosts))
         write_robin(out / "robin.yaml", engine_argv, None, out, simulation_timeout=timeout,
                     ready_timeout=ready_timeout, success_timeout=success_timeout,
                     failure_timeout=failure_timeout)
