@@ -502,8 +502,10 @@ class ExecutionMixin:
             self._post(t, self.L_hm[j.first_host], P_COMPLETED, data)
 
     def _release(self, j):
-        """Free what a terminated job no longer needs: its parallel tasks and
+        """Free what a terminated job no longer needs: its resource list
+        (its row is written; ``alloc_str`` stays), its parallel tasks and
         (``_release_profile``) its dynamic profile."""
+        j.alloc = None
         j.steps = None
         j.step_min = None
         j.exec = None
