@@ -266,8 +266,7 @@ def measure(platform, workload, scheduler: str, out: Path, in_process: bool = Fa
             "load_1min_before": round(load0, 2), "load_1min_after": round(load1, 2)}
 
 
-def _point(tmp: Path, nb_nodes, nb_jobs, profiles, scheduler, in_process, cpu, seed, swf, repeat,
-           keep: Path | None = None) -> dict:
+def _point(tmp: Path, nb_nodes, nb_jobs, profiles, scheduler, in_process, cpu, seed, swf, repeat) -> dict:
     label = f"{nb_nodes}x{nb_jobs}"
     wl, plat, info = write_inputs(tmp / f"in-{label}", nb_jobs, nb_nodes, profiles, seed, swf)
     runs = []
