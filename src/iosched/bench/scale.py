@@ -36,15 +36,16 @@ unmodified example), with ``-v warning`` (``iosched run``'s default).
 Measured for each run (:func:`measure`): the wall time of the simulation (s,
 from the scheduler's start to the end of both processes), the peak RSS (MB)
 and CPU time (s) of the engine process and of the scheduler process, each
-the process's own (:func:`measure`); with ``--in-process`` the
+the process's own (see :func:`measure`); with ``--in-process`` the
 engine and the scheduler are one process and its single peak is reported
 for both; jobs per second of wall time; the 1-minute load average before and
 after. ``--grid`` measures a small table (:data:`GRID_JOBS` at
 :data:`GRID_NODES_FIXED` nodes, :data:`GRID_NODES` at
 :data:`GRID_JOBS_FIXED` jobs, each point run, never extrapolated).
 
-Written to ``results/bench/scale_<profiles>_<nodes>x<jobs>[_inproc].json``
-(one run) or ``results/bench/scale_grid_<profiles>[_inproc].json``, with a
+Written to ``results/bench/scale_<profiles>_<nodes>x<jobs>[_<scheduler>][_inproc].json``
+(one point) or ``results/bench/scale_grid_<profiles>[_<scheduler>][_inproc].json``
+(``_<scheduler>`` unless ``easy``), with a
 calibration of the machine (:func:`iosched.bench.common.calibrate`). A
 benchmark, not a test: it asserts nothing, and its figures depend on the
 machine.
