@@ -232,3 +232,12 @@ def test_profile_check_answers_with_one_line_or_accepts(ptype, fields):
         validate_profile("p", {"type": ptype, **fields}, "f")
     except InputError as exc:
         assert "\n" not in str(exc) and str(exc).startswith("f: profile 'p': ")
+
+
+def test_allocation_intervals_and_masks():
+    from iosched.engine.jobs import intervals_of, mask_of
+
+    assert intervals_of("") == ()
+    assert intervals_of("0-3 7 9-10") == ((0, 3), (7, 7), (9, 10))
+    assert mask_of(intervals_of("0-3 7 9-10")) == sum(1 << i for i in (0, 1, 2, 3, 7, 9, 10))
+    assert mask_of(()) == 0

@@ -6,5 +6,8 @@
   burst-buffer schedulers;
 * :mod:`iosched.bench.campaign` -- ``python -m iosched.bench.campaign``:
   parallel efficiency of a campaign on this machine's cores;
+* :mod:`iosched.bench.scale` -- ``python -m iosched.bench.scale``: wall
+  time and the engine's and the scheduler's peak memory on a synthetic
+  machine of up to 10,000 nodes and 100,000 jobs, and how they grow;
 * :mod:`iosched.bench.common` -- machine calibration and result files.
 """

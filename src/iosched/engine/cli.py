@@ -40,6 +40,7 @@ from iosched.batsim.outputs import BATSIM_VERSION
 from iosched.engine.inproc import SchedulerError, load_peer
 from iosched.engine.server import EngineConfig, SchedulerTimeout, Simulation, import_simgrid
 from iosched.errors import InputError, ProtocolError
+from iosched.procmem import peak_rss_kb
 
 __all__ = ["BATSIM_USAGE", "IOSCHED_OPTIONS", "REFUSED", "execution_context", "parse_args", "main"]
 
@@ -169,8 +170,8 @@ IOSCHED_OPTIONS = r"""
 iosched extension options (embedded engine only):
   --sched-timeout <s>                Seconds to wait for each scheduler reply [default: 600].
   --transcript <file>                Write every message, both ways, as JSON lines to <file>.
-  --rusage-file <file>               Write the engine's peak RSS (KB) and CPU times (s) as JSON
-                                     (benchmarks).
+  --rusage-file <file>               Write the engine's own peak RSS (KB, VmHWM) and CPU times (s)
+                                     as JSON (benchmarks).
   --no-direct-tasks                  Run every physics job on a worker actor, never as a direct
                                      task of the server actor (verification: same results, slower).
   --progress-file <file>             Rewrite <file> at most once a second with the simulated
@@ -434,7 +435,10 @@ def main(argv=None) -> int:
     if args["--rusage-file"]:
         ru = resource.getrusage(resource.RUSAGE_SELF)
         with open(args["--rusage-file"], "w") as f:
-            json.dump({"max_rss_kb": ru.ru_maxrss, "user_s": ru.ru_utime, "sys_s": ru.ru_stime,
+            # max_rss_kb: this process's own peak (VmHWM); ru_maxrss also counts
+            # the peak of the process that started it (iosched.procmem)
+            json.dump({"max_rss_kb": peak_rss_kb(), "ru_maxrss_kb": ru.ru_maxrss,
+                       "user_s": ru.ru_utime, "sys_s": ru.ru_stime,
                        "direct_jobs": summary["direct_jobs"], "handovers": summary["handovers"]}, f)
     if not quiet:
         sys.stderr.write(

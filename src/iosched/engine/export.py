@@ -19,6 +19,8 @@ from __future__ import annotations
 import contextlib
 import os
 
+import numpy as np
+
 from iosched.batsim.jobs import (
     COMPLETED_KILLED,
     COMPLETED_SUCCESSFULLY,
@@ -149,21 +151,25 @@ class ExportMixin:
     Owns ``rows`` (one dict per job that reached its final state: the
     ``_jobs.csv`` fields as strings, plus numbers for ``_schedule.csv`` under
     keys starting with ``_``) and ``ms_rows`` (``(t, nb_idle,
-    nb_computing)``). Reads ``cfg``, ``nb_res``, ``busy`` (resource id ->
-    job id of the running jobs), ``sched_wall`` and ``wall``.
+    nb_computing)``). Reads ``cfg``, ``nb_res``, ``busy_mask`` (bit mask of
+    the compute resources in use), ``sched_wall`` and ``wall``.
     """
 
     def _init_export(self):
         self.rows: list[dict] = []
         self.ms_rows: list[tuple] = []
-        # per machine: end of its last job, time spent computing (time_idle)
-        self.m_last: dict[int, float] = {}
-        self.m_comp: dict[int, float] = {}
+        # per machine (numpy arrays indexed by resource id, made at the first
+        # job's end, updated one allocation interval at a time): end of its
+        # last job (-1: none), time spent computing (for time_idle), and the
+        # rank of the first job that ended on it (-1: none), which gives the
+        # order in which the per-machine idle times are summed
+        self.m_last = self.m_comp = self.m_first = None
+        self.m_rank = 0
 
     def _machine_state(self, t):
         if not self.cfg.machine_state_tracing:
             return
-        computing = len(self.busy)
+        computing = self.busy_mask.bit_count()
         self.ms_rows.append((t, self.nb_res - computing, computing))
 
     def _row(self, j, t=None):
@@ -174,11 +180,21 @@ class ExportMixin:
             wait = j.start - j.subtime
             tat = j.finish - j.subtime
             stretch = tat / ex if ex > 0 else 0.0
-            last, comp = self.m_last, self.m_comp
-            for r in j.alloc:
-                if last.get(r, -1.0) < j.finish:
-                    last[r] = j.finish
-                comp[r] = comp.get(r, 0.0) + ex
+            if self.m_last is None:
+                self.m_last = np.full(self.nb_res, -1.0)
+                self.m_comp = np.zeros(self.nb_res)
+                self.m_first = np.full(self.nb_res, -1, dtype=np.int64)
+            last, comp, first = self.m_last, self.m_comp, self.m_first
+            rank = self.m_rank
+            self.m_rank += 1
+            for lo, hi in j.alloc_itv:
+                hi += 1
+                seg = last[lo:hi]
+                np.maximum(seg, j.finish, out=seg)
+                comp[lo:hi] += ex  # the same float additions, in the same order, as one by one
+                seg = first[lo:hi]
+                if seg.min() < 0:
+                    seg[seg < 0] = rank
         self.rows.append({
             "job_id": j.local_id,
             "workload_name": j.workload,
@@ -281,6 +297,13 @@ class ExportMixin:
         comp = 0.0
         for (t, _, c), nxt in zip(rows, rows[1:] + [(end, 0, 0)]):
             comp += c * max(0.0, min(nxt[0], end) - t)
-        last, mcomp = self.m_last, self.m_comp
-        idle = sum(max(0.0, last[r] - mcomp[r]) for r in last)
+        if self.m_last is None:
+            return comp, 0
+        # machines in the order their first job ended, by id within a job
+        # (the order of Batsim's machines does not matter; this one keeps
+        # the sum's rounding what iosched always wrote)
+        seen = np.flatnonzero(self.m_first >= 0)
+        order = seen[np.argsort(self.m_first[seen], kind="stable")].tolist()
+        last, mcomp = self.m_last.tolist(), self.m_comp.tolist()
+        idle = sum(max(0.0, last[r] - mcomp[r]) for r in order)
         return comp, idle

@@ -11,11 +11,32 @@ earlier run of the job object is recognised as stale.
 
 from __future__ import annotations
 
-__all__ = ["SUBMITTED", "SCHEDULED", "RUNNING", "Job", "DynamicSpec"]
+__all__ = ["SUBMITTED", "SCHEDULED", "RUNNING", "Job", "DynamicSpec", "intervals_of", "mask_of"]
 
 SUBMITTED = "SUBMITTED"
 SCHEDULED = "SCHEDULED"  # EXECUTE_JOB received, start pending (latency)
 RUNNING = "RUNNING"
+
+
+def intervals_of(alloc_str: str) -> tuple:
+    """The intervals of a canonical interval-set string (what
+    ``_parse_alloc`` returns: ``"0-3 7"``) as ``((0, 3), (7, 7))``; ``()``
+    for ``""``. Raises ValueError on a string that is not one."""
+    if not alloc_str:
+        return ()
+    out = []
+    for part in alloc_str.split(" "):
+        lo, _, hi = part.partition("-")
+        out.append((int(lo), int(hi) if hi else int(lo)))
+    return tuple(out)
+
+
+def mask_of(intervals) -> int:
+    """int bit mask of ``(first, last)`` id intervals (bit ``i``: id ``i``)."""
+    m = 0
+    for lo, hi in intervals:
+        m |= ((1 << (hi - lo + 1)) - 1) << lo
+    return m
 
 
 class Job:
@@ -23,7 +44,7 @@ class Job:
 
     __slots__ = (
         "id", "workload", "local_id", "subtime", "res", "profile", "walltime", "json",
-        "state", "start", "finish", "alloc", "alloc_str", "metadata", "return_code",
+        "state", "start", "finish", "alloc", "alloc_str", "alloc_itv", "metadata", "return_code",
         "actor", "token", "steps", "step_index", "step_started", "exec", "first_host", "step_min",
         "static", "exec_seq", "gone", "kill_requested",
     )
@@ -42,6 +63,7 @@ class Job:
         self.finish = None
         self.alloc = None
         self.alloc_str = ""
+        self.alloc_itv = ()  # the allocation as (first, last) id intervals, ascending
         self.metadata = ""
         self.return_code = None
         self.actor = None

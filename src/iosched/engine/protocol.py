@@ -66,7 +66,7 @@ from iosched.batsim.jobs import (
     REJECTED,
 )
 from iosched.engine.ipp import P_DECISION, P_KILLED, P_READY, T_CALL
-from iosched.engine.jobs import RUNNING, SCHEDULED, SUBMITTED, DynamicSpec, Job
+from iosched.engine.jobs import RUNNING, SCHEDULED, SUBMITTED, DynamicSpec, Job, intervals_of
 from iosched.engine.tasks import profile_leaves
 from iosched.engine.workload import (
     INT_MAX,
@@ -384,6 +384,7 @@ class ProtocolMixin:
         j.state = SCHEDULED
         j.alloc = alloc
         j.alloc_str = alloc_str
+        j.alloc_itv = intervals_of(alloc_str)
         return (self._start, j, alloc, executors, io_job, smap)
 
     @staticmethod

@@ -40,7 +40,13 @@ class RunResult:
     ``cpus`` is the CPU set both processes ran on (None: not pinned, see
     :mod:`iosched.run.affinity`); ``compute_hosts`` is the number of compute
     hosts of the engine command (:func:`iosched.run.hosts.compute_hosts_of_argv`,
-    None when unknown), counted once when the command was built.
+    None when unknown), counted once when the command was built; ``rusage``
+    maps each process that ran (``"scheduler"``, ``"engine"``; with the
+    in-process path only ``"engine"``, which holds both) to its own CPU
+    times as reaped (``{"user_s", "sys_s"}``, s; absent when the runner
+    could not reap it itself). Peak memory is not there: a child's
+    ``ru_maxrss`` includes its parent's (:mod:`iosched.procmem`); the
+    engine's ``--rusage-file`` gives the engine's own.
     """
 
     output_dir: Path
@@ -58,6 +64,7 @@ class RunResult:
     pids: dict[str, list[int]] = field(default_factory=dict)
     cpus: list[int] | None = None
     compute_hosts: int | None = None
+    rusage: dict[str, dict] = field(default_factory=dict)
 
 
 def engine_outputs(prefix: Path) -> tuple[Path | None, Path | None, Path | None]:

@@ -378,6 +378,7 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
         logs={"scheduler": sched.out, "engine": engine.out},
         pids={"scheduler": sched.pids(), "engine": engine.pids()},
         cpus=sorted(cpus) if cpus else None, compute_hosts=hosts,
+        rusage={c.name: c.rusage for c in children if c.rusage is not None},
     )
 
 
@@ -491,4 +492,5 @@ def _run_in_process(platform, workloads, sched_file, merged, options_json, out, 
         logs={"scheduler": engine.out, "engine": engine.out},
         pids={"engine": engine.pids()},
         cpus=sorted(cpus) if cpus else None, compute_hosts=hosts,
+        rusage={c.name: c.rusage for c in children if c.rusage is not None},
     )

@@ -249,6 +249,10 @@ class Child:
         self.popen: subprocess.Popen | None = None
         self.code: int | None = None
         self.seen: dict[int, psutil.Process] = {}
+        #: the process's CPU times once reaped by :func:`cleanup` (``os.wait4``):
+        #: ``{"user_s", "sys_s"}``, or None. (No peak RSS: on Linux a child's
+        #: ``ru_maxrss`` includes its parent's at exec, see :mod:`iosched.procmem`.)
+        self.rusage: dict | None = None
 
     @property
     def started(self) -> bool:
@@ -304,6 +308,23 @@ class Child:
         if code is not None:
             self.code = code
         return self.code
+
+    def reap_rusage(self) -> None:
+        """Reap the process if it has ended, keeping its exit status in the
+        ``Popen`` and its own CPU times in :attr:`rusage` (``os.wait4``: user
+        and system time in s of the process and of the descendants it waited
+        for; figures no other call gives once the process is reaped). Does
+        nothing for a process still running or already reaped."""
+        if self.popen is None or self.popen.returncode is not None:
+            return
+        try:
+            pid, status, ru = os.wait4(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid != self.pid:
+            return
+        self.popen.returncode = os.waitstatus_to_exitcode(status)
+        self.rusage = {"user_s": ru.ru_utime, "sys_s": ru.ru_stime}
 
     def record_tree(self) -> None:
         """Remember every current descendant (for cleanup and reporting)."""
@@ -401,6 +422,7 @@ def cleanup(children: list[Child], grace: float = KILL_GRACE) -> None:
     guard_sessions(remove=sids)
     # reap the leaders (Popen keeps their exit status)
     for c in started:
+        c.reap_rusage()
         try:
             c.popen.wait(timeout=grace)
         except subprocess.TimeoutExpired:  # pragma: no cover - unkillable (D state)
