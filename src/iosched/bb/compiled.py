@@ -216,14 +216,15 @@ def _breakpoint(ST, MK, FR, lv, ns, t, W, P):
 
 
 @njit(cache=True)
-def _evaluate(ST, MK, FR, NS, ORD, CUM, state, order, limit, JN, JBB, JD, JSUB, alpha,
+def _evaluate(ST, MK, FR, NS, ORD, CUM, TS, state, order, limit, JN, JBB, JD, JSUB, alpha,
               tols, topo_order, pref, base, W, P, bad, mask, mins, mins2, m2, left, held, amt,
               chosen):
     """List-schedule ``order`` (job indices) from its longest common prefix
     with the order placed so far (``ORD[:state[0]]``).
 
     Level ``k`` of ``ST/MK/FR/NS`` is the timeline after the first ``k``
-    positions; ``CUM[k]`` the cost after position ``k``. Stops after a
+    positions; ``CUM[k]`` the cost after position ``k``, ``TS[k]`` the
+    start (s) given to position ``k`` (inf if its job never fits). Stops after a
     placement that is not the last when the partial cost ``p - base`` is
     finite and ``rint(p - base) >= limit``. Returns ``(cost, complete)``
     with ``cost`` the (partial) cost minus ``base``.
@@ -253,8 +254,10 @@ def _evaluate(ST, MK, FR, NS, ORD, CUM, state, order, limit, JN, JBB, JD, JSUB, 
         if s < 0:
             NS[k1] = ns
             cost = math.inf
+            TS[k] = math.inf
         else:
             t = ST[k, s]
+            TS[k] = t
             # nodes="first": the first n free nodes of the window in topology order
             for x in range(P):
                 left[x] = int(_floordiv(mins[x] + tols[x], bb))
@@ -390,6 +393,7 @@ class CompiledListPlan:
         self.NS[0] = S0
         self.ORD = np.full(L, -1, dtype=np.int64)
         self.CUM = np.zeros(L)
+        self.TS = np.zeros(L)
         self.state = np.zeros(1, dtype=np.int64)
         self.index = {id(j): k for k, j in enumerate(jobs)}
         self.JN = np.array([j.request.nodes for j in jobs], dtype=np.int64)
@@ -418,7 +422,7 @@ class CompiledListPlan:
         :returns: ``(cost, complete)`` (the partial cost when stopped).
         """
         bad, mask, mins, mins2, m2, left, held, amt, chosen = self.scratch
-        c, complete = _evaluate(self.ST, self.MK, self.FR, self.NS, self.ORD, self.CUM, self.state,
+        c, complete = _evaluate(self.ST, self.MK, self.FR, self.NS, self.ORD, self.CUM, self.TS, self.state,
                                 self._indices(order), float(limit), self.JN, self.JBB, self.JD,
                                 self.JSUB, self.alpha, self.tols, self.topo_order, self.pref,
                                 self.base, self.W, self.P, bad, mask, mins, mins2, m2, left, held,
@@ -428,3 +432,11 @@ class CompiledListPlan:
     def evaluate(self, order) -> float:
         """Cost of list-scheduling ``order`` (inf if a job never fits)."""
         return self.evaluate_until(order)[0]
+
+    def starts(self, order) -> list:
+        """The start (s) each job of ``order`` is given when ``order`` is
+        list-scheduled, in order (inf for a job that never fits): the
+        ``t`` of :meth:`iosched.sched.listschedule.ListPlan.evaluate`'s
+        ``out`` after the plan's own placements, bit for bit."""
+        self.evaluate_until(order)
+        return self.TS[:len(order)].tolist()
