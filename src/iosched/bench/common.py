@@ -152,8 +152,9 @@ def same_files(a, b, names) -> dict:
 
 
 def side_by_side(reference, spec_of, rounds: int, compare=("out_jobs.csv",), label="case") -> dict:
-    """*rounds* rounds, each running the *reference* tree then this tree on
-    the same case (:func:`run_in_tree`), with outputs kept and compared.
+    """*rounds* rounds, each running the *reference* tree and this tree on
+    the same case (:func:`run_in_tree`; the reference first in odd rounds,
+    this tree first in even ones), with outputs kept and compared.
 
     :param reference: the reference source tree (e.g. a worktree of main).
     :param spec_of: ``spec_of(side, k) -> spec`` for side ``"reference"`` or
@@ -169,7 +170,8 @@ def side_by_side(reference, spec_of, rounds: int, compare=("out_jobs.csv",), lab
     differing = []
     for k in range(rounds):
         specs = {side: spec_of(side, k) for side in runs}
-        for side, tree in (("reference", reference), ("this", THIS_TREE)):
+        pair = (("reference", reference), ("this", THIS_TREE))
+        for side, tree in (pair if k % 2 == 0 else pair[::-1]):   # who goes first alternates
             runs[side].append(run_in_tree(tree, specs[side]))
             r = runs[side][-1]
             print(f"{label} round {k + 1}/{rounds} {side}: wall {r['wall_s']:.1f} s, "
