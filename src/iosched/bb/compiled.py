@@ -396,6 +396,7 @@ class CompiledListPlan:
         self.TS = np.zeros(L)
         self.state = np.zeros(1, dtype=np.int64)
         self.index = {id(j): k for k, j in enumerate(jobs)}
+        self._index_of = self.index.__getitem__
         self.JN = np.array([j.request.nodes for j in jobs], dtype=np.int64)
         self.JBB = np.array([float(j.request.bb) for j in jobs])
         self.JD = np.array([float(j.estimate) for j in jobs])
@@ -410,8 +411,7 @@ class CompiledListPlan:
                         np.empty(W, dtype=np.uint64))
 
     def _indices(self, order) -> np.ndarray:
-        idx = self.index
-        return np.fromiter([idx[id(j)] for j in order], dtype=np.int64, count=len(order))
+        return np.fromiter(map(self._index_of, map(id, order)), dtype=np.int64, count=len(order))
 
     def evaluate_until(self, order, limit: float = math.inf) -> tuple:
         """List-schedule ``order``; stop after a placement that is not the
