@@ -73,6 +73,10 @@ def test_compiled_evaluations_equal_the_list_plans(busy, queue, evals, alpha, de
         assert got == want or (math.isinf(got[0]) and math.isinf(want[0]) and got[1] == want[1])
         if got[1]:
             assert got[0] == full or (math.isinf(full) and math.isinf(got[0]))
+        # the start of every job, as the plan's own placements give it (both
+        # plans then hold the whole order: later calls resume from it alike)
+        assert cplan.starts(order) == [t for _, t, _ in fresh.out[depth:]]
+        lplan.evaluate(prefix + order)
 
 
 @settings(max_examples=30, deadline=None)

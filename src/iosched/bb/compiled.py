@@ -69,37 +69,50 @@ def _popcount(x):
     return (x * _H01) >> np.uint64(56)
 
 
-@njit(cache=True)
-def _count(mask, W):
+@njit(cache=True, inline="always")
+def _floordiv(v, w):
+    """``v // w`` for floats (Python's floor division: the floor of the
+    exact quotient), cheaper: the correctly rounded quotient ``q`` of two
+    finite floats is an integer whenever the exact one is, and when ``q`` is
+    not an integer the exact quotient lies strictly between ``floor(q)`` and
+    ``floor(q) + 1`` (rounding is monotonic), so ``floor(q)`` is the
+    answer; an integer ``q`` (the exact quotient may be a hair below it)
+    is left to ``//``."""
+    q = v / w
+    f = np.floor(q)
+    if f != q:
+        return f
+    return v // w
+
+
+@njit(cache=True, inline="always")
+def _lacks(MK, FR, lv, k, tols, W, P, bb, n):
+    """1 if segment ``k`` of level ``lv`` alone lacks ``n`` free nodes
+    (``MK[lv, k]``) or ``n`` burst-buffer slots (``sum_x floor((FR[lv, k,
+    x] + tols[x]) / bb)``, counted up to ``n``), else 0
+    (:func:`iosched.bb.placement._lacks`)."""
     c = 0
     for w in range(W):
-        c += _popcount(mask[w])
-    return c
-
-
-@njit(cache=True)
-def _lacks(mk, fr, tols, W, P, bb, n):
-    """1 if a segment alone lacks ``n`` free nodes (``mk``) or ``n``
-    burst-buffer slots (``sum_x floor((fr[x] + tols[x]) / bb)``, counted up
-    to ``n``), else 0 (:func:`iosched.bb.placement._lacks`)."""
-    if _count(mk, W) < n:
+        c += _popcount(MK[lv, k, w])
+    if c < n:
         return 1
     tot = 0.0
     for x in range(P):
-        tot += (fr[x] + tols[x]) // bb
+        tot += _floordiv(FR[lv, k, x] + tols[x], bb)
         if tot >= n:
             return 0
     return 1
 
 
 @njit(cache=True)
-def _scan(ST, MK, FR, ns, tols, n, bb, dur, W, P, bad, mask, mins, mins2, m2):
-    """Earliest candidate start on one level (:func:`iosched.bb.placement._scan`).
+def _scan(ST, MK, FR, lv, ns, tols, n, bb, dur, W, P, bad, mask, mins, mins2, m2):
+    """Earliest candidate start on level ``lv`` (:func:`iosched.bb.placement._scan`).
 
     ``bad`` (int8, length >= ns) is scratch: -1 unknown, 0 good, 1 bad.
     On success, ``mask`` holds the window's free nodes and ``mins`` the
     window's minimum free bytes per pool. Returns the segment index of the
-    start, or -1.
+    start, or -1. (Arrays are indexed, never sliced: each view of an array
+    costs two atomic reference-count updates.)
     """
     for k in range(ns):
         bad[k] = -1
@@ -107,42 +120,42 @@ def _scan(ST, MK, FR, ns, tols, n, bb, dur, W, P, bad, mask, mins, mins2, m2):
     while i < ns:
         b = bad[i]
         if b < 0:
-            b = bad[i] = _lacks(MK[i], FR[i], tols, W, P, bb, n)
+            b = bad[i] = _lacks(MK, FR, lv, i, tols, W, P, bb, n)
         if b == 1:
             i += 1
             continue
-        end = ST[i] + dur
+        end = ST[lv, i] + dur
         j = i
         for w in range(W):
             mask[w] = ~np.uint64(0)
         fail = -1
-        while j < ns and (j == i or ST[j] < end):
+        while j < ns and (j == i or ST[lv, j] < end):
             b = bad[j]
             if b < 0:
-                b = bad[j] = _lacks(MK[j], FR[j], tols, W, P, bb, n)
+                b = bad[j] = _lacks(MK, FR, lv, j, tols, W, P, bb, n)
             if b == 1:
                 fail = j
                 break
             c = 0
             for w in range(W):
-                mask[w] &= MK[j, w]
+                mask[w] &= MK[lv, j, w]
                 c += _popcount(mask[w])
             if c < n:
                 fail = j
                 break
             if j == i:
                 for x in range(P):
-                    mins[x] = FR[j, x]
+                    mins[x] = FR[lv, j, x]
             else:
                 for x in range(P):
-                    f = FR[j, x]
+                    f = FR[lv, j, x]
                     if f < mins[x]:
                         mins[x] = f
             j += 1
         if fail < 0:
             tot = 0
             for x in range(P):
-                tot += int((mins[x] + tols[x]) // bb)
+                tot += int(_floordiv(mins[x] + tols[x], bb))
             if tot >= n:
                 return i
             fail = j - 1
@@ -150,64 +163,75 @@ def _scan(ST, MK, FR, ns, tols, n, bb, dur, W, P, bad, mask, mins, mins2, m2):
             i = fail + 1
             continue
         for w in range(W):
-            m2[w] = MK[fail, w]
+            m2[w] = MK[lv, fail, w]
         for x in range(P):
-            mins2[x] = FR[fail, x]
+            mins2[x] = FR[lv, fail, x]
         k = fail
         while k > i:
             k -= 1
             c = 0
             for w in range(W):
-                m2[w] &= MK[k, w]
+                m2[w] &= MK[lv, k, w]
                 c += _popcount(m2[w])
             if c < n:
                 break
             for x in range(P):
-                f = FR[k, x]
+                f = FR[lv, k, x]
                 if f < mins2[x]:
                     mins2[x] = f
             tot = 0.0
             for x in range(P):
-                tot += (mins2[x] + tols[x]) // bb
+                tot += _floordiv(mins2[x] + tols[x], bb)
             if tot < n:
                 break
         i = k + 1
     return -1
 
 
-@njit(cache=True)
-def _breakpoint(st, mk, fr, ns, t):
-    """Index of the segment starting at ``t`` among the first ``ns``
-    (splitting the one holding it); returns ``(index, new ns)``."""
-    i = np.searchsorted(st[:ns], t, side="right") - 1
-    if st[i] < t:
+@njit(cache=True, inline="always")
+def _breakpoint(ST, MK, FR, lv, ns, t, W, P):
+    """Index of the segment of level ``lv`` starting at ``t`` among its
+    first ``ns`` (splitting the one holding it); returns ``(index, new
+    ns)``. The index is that of the last start ``<= t`` (``searchsorted``,
+    side right, minus one), found by bisection."""
+    lo, hi = 0, ns
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if t < ST[lv, mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    i = lo - 1
+    if ST[lv, i] < t:
         i += 1
-        for k in range(ns, i, -1):
-            st[k] = st[k - 1]
-            mk[k] = mk[k - 1]
-            fr[k] = fr[k - 1]
-        st[i] = t
-        mk[i] = mk[i - 1]
-        fr[i] = fr[i - 1]
+        for k in range(ns, i - 1, -1):   # rows i-1..ns-1 move up by one (row i-1 stays)
+            ST[lv, k] = ST[lv, k - 1]
+            for w in range(W):
+                MK[lv, k, w] = MK[lv, k - 1, w]
+            for x in range(P):
+                FR[lv, k, x] = FR[lv, k - 1, x]
+        ST[lv, i] = t
         ns += 1
     return i, ns
 
 
 @njit(cache=True)
-def _evaluate(ST, MK, FR, NS, ORD, CUM, state, order, limit, JN, JBB, JD, JSUB, alpha,
+def _evaluate(ST, MK, FR, NS, ORD, CUM, TS, state, order, limit, JN, JBB, JD, JSUB, alpha,
               tols, topo_order, pref, base, W, P, bad, mask, mins, mins2, m2, left, held, amt,
               chosen):
     """List-schedule ``order`` (job indices) from its longest common prefix
     with the order placed so far (``ORD[:state[0]]``).
 
     Level ``k`` of ``ST/MK/FR/NS`` is the timeline after the first ``k``
-    positions; ``CUM[k]`` the cost after position ``k``. Stops after a
+    positions; ``CUM[k]`` the cost after position ``k``, ``TS[k]`` the
+    start (s) given to position ``k`` (inf if its job never fits). Stops after a
     placement that is not the last when the partial cost ``p - base`` is
     finite and ``rint(p - base) >= limit``. Returns ``(cost, complete)``
     with ``cost`` the (partial) cost minus ``base``.
     """
     n_order = order.shape[0]
     placed = state[0]
+    npref = pref.shape[1]
     p = 0
     L = min(n_order, placed)
     while p < L and order[p] == ORD[p]:
@@ -219,20 +243,24 @@ def _evaluate(ST, MK, FR, NS, ORD, CUM, state, order, limit, JN, JBB, JD, JSUB, 
         bb = JBB[job]
         dur = JD[job]
         ns = NS[k]
-        st, mk, fr = ST[k], MK[k], FR[k]
-        s = _scan(st, mk, fr, ns, tols, n, bb, dur, W, P, bad, mask, mins, mins2, m2)
-        nst, nmk, nfr = ST[k + 1], MK[k + 1], FR[k + 1]
-        nst[:ns] = st[:ns]
-        nmk[:ns] = mk[:ns]
-        nfr[:ns] = fr[:ns]
+        s = _scan(ST, MK, FR, k, ns, tols, n, bb, dur, W, P, bad, mask, mins, mins2, m2)
+        k1 = k + 1
+        for q in range(ns):          # level k + 1 starts as a copy of level k
+            ST[k1, q] = ST[k, q]
+            for w in range(W):
+                MK[k1, q, w] = MK[k, q, w]
+            for x in range(P):
+                FR[k1, q, x] = FR[k, q, x]
         if s < 0:
-            NS[k + 1] = ns
+            NS[k1] = ns
             cost = math.inf
+            TS[k] = math.inf
         else:
-            t = st[s]
+            t = ST[k, s]
+            TS[k] = t
             # nodes="first": the first n free nodes of the window in topology order
             for x in range(P):
-                left[x] = int((mins[x] + tols[x]) // bb)
+                left[x] = int(_floordiv(mins[x] + tols[x], bb))
                 amt[x] = 0.0
                 held[x] = 0
             for w in range(W):
@@ -241,7 +269,8 @@ def _evaluate(ST, MK, FR, NS, ORD, CUM, state, order, limit, JN, JBB, JD, JSUB, 
             for c in topo_order:
                 if (mask[c >> 6] >> np.uint64(c & 63)) & np.uint64(1):
                     # storage="first": the first burst-buffer pool of c's preference order with a slot
-                    for x in pref[c]:
+                    for y in range(npref):
+                        x = pref[c, y]
                         if x < 0:
                             break
                         if left[x] > 0:
@@ -254,25 +283,25 @@ def _evaluate(ST, MK, FR, NS, ORD, CUM, state, order, limit, JN, JBB, JD, JSUB, 
                     if taken == n:
                         break
             end = t + dur
-            i, ns = _breakpoint(nst, nmk, nfr, ns, t)
+            i, ns = _breakpoint(ST, MK, FR, k1, ns, t, W, P)
             if end == math.inf:
                 j = ns
             else:
-                j, ns = _breakpoint(nst, nmk, nfr, ns, end)
-            NS[k + 1] = ns
+                j, ns = _breakpoint(ST, MK, FR, k1, ns, end, W, P)
+            NS[k1] = ns
             for q in range(i, j):
                 for w in range(W):
-                    nmk[q, w] &= ~chosen[w]
+                    MK[k1, q, w] &= ~chosen[w]
                 for x in range(P):
                     if held[x]:
-                        nfr[q, x] = nfr[q, x] - amt[x]
+                        FR[k1, q, x] = FR[k1, q, x] - amt[x]
             if cost != math.inf:
                 d = t - JSUB[job]
                 cost += (d if d > 0.0 else 0.0) ** alpha
         ORD[k] = job
         CUM[k] = cost
-        state[0] = k + 1
-        if k + 1 < n_order:
+        state[0] = k1
+        if k1 < n_order:
             part = cost - base
             if part != math.inf and np.rint(part) >= limit:
                 return part, False
@@ -364,8 +393,10 @@ class CompiledListPlan:
         self.NS[0] = S0
         self.ORD = np.full(L, -1, dtype=np.int64)
         self.CUM = np.zeros(L)
+        self.TS = np.zeros(L)
         self.state = np.zeros(1, dtype=np.int64)
         self.index = {id(j): k for k, j in enumerate(jobs)}
+        self._index_of = self.index.__getitem__
         self.JN = np.array([j.request.nodes for j in jobs], dtype=np.int64)
         self.JBB = np.array([float(j.request.bb) for j in jobs])
         self.JD = np.array([float(j.estimate) for j in jobs])
@@ -380,8 +411,7 @@ class CompiledListPlan:
                         np.empty(W, dtype=np.uint64))
 
     def _indices(self, order) -> np.ndarray:
-        idx = self.index
-        return np.fromiter([idx[id(j)] for j in order], dtype=np.int64, count=len(order))
+        return np.fromiter(map(self._index_of, map(id, order)), dtype=np.int64, count=len(order))
 
     def evaluate_until(self, order, limit: float = math.inf) -> tuple:
         """List-schedule ``order``; stop after a placement that is not the
@@ -392,7 +422,7 @@ class CompiledListPlan:
         :returns: ``(cost, complete)`` (the partial cost when stopped).
         """
         bad, mask, mins, mins2, m2, left, held, amt, chosen = self.scratch
-        c, complete = _evaluate(self.ST, self.MK, self.FR, self.NS, self.ORD, self.CUM, self.state,
+        c, complete = _evaluate(self.ST, self.MK, self.FR, self.NS, self.ORD, self.CUM, self.TS, self.state,
                                 self._indices(order), float(limit), self.JN, self.JBB, self.JD,
                                 self.JSUB, self.alpha, self.tols, self.topo_order, self.pref,
                                 self.base, self.W, self.P, bad, mask, mins, mins2, m2, left, held,
@@ -402,3 +432,11 @@ class CompiledListPlan:
     def evaluate(self, order) -> float:
         """Cost of list-scheduling ``order`` (inf if a job never fits)."""
         return self.evaluate_until(order)[0]
+
+    def starts(self, order) -> list:
+        """The start (s) each job of ``order`` is given when ``order`` is
+        list-scheduled, in order (inf for a job that never fits): the
+        ``t`` of :meth:`iosched.sched.listschedule.ListPlan.evaluate`'s
+        ``out`` after the plan's own placements, bit for bit."""
+        self.evaluate_until(order)
+        return self.TS[:len(order)].tolist()

@@ -34,6 +34,16 @@ figures depend on the machine), written to
    by then, their rate per minute of wall time and the wall time the whole
    log would take at that rate (a lower bound when the queue grows).
 
+4. with ``--full POLICY --reference TREE``: the whole log with ``POLICY``
+   run by the source tree ``TREE`` (e.g. a worktree of main) and by this
+   one, in turn, ``--full-rounds`` times (:func:`iosched.bench.common.side_by_side`:
+   wall and CPU time of each run, engine and scheduler together, the
+   1-minute load average before and after, the ratios this / reference
+   per round and their median), every round's ``out_jobs.csv``,
+   ``out_machine_states.csv`` compared byte for byte;
+   written to ``bb_kth_full_<POLICY>_side_by_side.json`` (the outputs
+   under ``--keep DIR`` if given, else in a temporary folder).
+
 A machine calibration (:func:`iosched.bench.common.calibrate`) is recorded
 beside the figures.
 """
@@ -53,7 +63,7 @@ from pathlib import Path
 import click
 
 from iosched.bb import workload as W
-from iosched.bench.common import calibrate, write_result
+from iosched.bench.common import calibrate, side_by_side, write_result
 from iosched.errors import InputError
 from iosched.run.result import RunError
 from iosched.run.simulation import run_simulation
@@ -168,6 +178,36 @@ def _full_run(platform, swf, policy, out_dir, cap=None):
     write_result(res, Path(out_dir) / f"bb_kth_full_{policy}.json")
 
 
+def _full_side_by_side(platform, swf, policy, out_dir, reference, rounds, keep=None):
+    """Whole log with ``policy``, the ``reference`` tree and this one in
+    turn, ``rounds`` times (module documentation, item 4); writes
+    ``bb_kth_full_<policy>_side_by_side.json``."""
+    res = {"benchmark": f"bb_kth_full_{policy}_side_by_side", "platform": "dragonfly96",
+           "workload": "iosched.bb.workload.generate(KTH-SP2, seed=1), whole log",
+           "reference_tree": str(Path(reference).resolve()), "target_wall_s": 180.0,
+           "calibration": calibrate()}
+    with tempfile.TemporaryDirectory(prefix="iosched-bb-bench-") as tmp:
+        base = Path(keep) if keep else Path(tmp)
+        w = W.generate(swf, seed=1)
+        wl = base / "w.json"
+        wl.parent.mkdir(parents=True, exist_ok=True)
+        W.write_workload(w, wl)
+        click.echo(f"bb bench: {policy}, whole log ({len(w['jobs'])} jobs), {reference} and this tree, "
+                   f"{rounds} round(s)...")
+
+        def spec(side, k):
+            return {"kind": "simulation", "platform": str(platform), "workload": str(wl),
+                    "scheduler": "burstbuffer", "options": {"policy": policy, "seed": 1},
+                    "timeout": 4 * 3600, "out": str(base / f"{side}-{k}")}
+
+        res.update(side_by_side(reference, spec, rounds,
+                                compare=("out_jobs.csv", "out_machine_states.csv"), label=policy))
+        res["nb_jobs"] = len(w["jobs"])
+    res["target_met"] = res["median"]["this"]["wall_s"] <= res["target_wall_s"]
+    res["machine"] = {"python": sys.version.split()[0]}
+    write_result(res, Path(out_dir) / f"bb_kth_full_{policy}_side_by_side.json")
+
+
 @click.command(name="bb-bench")
 @click.option("--swf", type=click.Path(dir_okay=False), default=None,
               help="SWF trace [default: ../shared/data/KTH-SP2-1996-2.1-cln.swf]")
@@ -179,12 +219,20 @@ def _full_run(platform, swf, policy, out_dir, cap=None):
                    "writes results/bench/bb_kth_full_POLICY.json")
 @click.option("--full-cap", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
               help="stop a --full run after SECONDS of wall time and record its rate instead")
+@click.option("--reference", type=click.Path(file_okay=False, exists=True), default=None, metavar="TREE",
+              help="with --full: run the whole log with the source tree TREE (e.g. a worktree of "
+                   "main) and this one in turn, outputs compared (bb_kth_full_POLICY_side_by_side.json)")
+@click.option("--full-rounds", type=click.IntRange(min=1), default=1, show_default=True,
+              help="with --reference: rounds (reference then this tree)")
+@click.option("--keep", type=click.Path(file_okay=False), default=None,
+              help="with --reference: keep the runs' outputs in this folder")
 @click.option("--skip-1000", is_flag=True, help="skip the sjf-bb run on the first jobs")
 @click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True,
               help="sjf-bb runs per encoding (alternated; the median is reported)")
 @click.option("--output", type=click.Path(file_okay=False), default=str(REPO_ROOT / "results" / "bench"),
               show_default=True)
-def bench_command(swf, nb_jobs, plan_jobs, full_policies, full_cap, skip_1000, repeat, output):
+def bench_command(swf, nb_jobs, plan_jobs, full_policies, full_cap, reference, full_rounds, keep,
+                  skip_1000, repeat, output):
     """Time sjf-bb on the first KTH jobs (per-phase and composed encodings,
     alternated, medians), plan-2's decisions, and whole-log runs."""
     platform = REPO_ROOT / "platforms" / "dragonfly96.xml"
@@ -197,7 +245,10 @@ def bench_command(swf, nb_jobs, plan_jobs, full_policies, full_cap, skip_1000, r
         out = Path(output)
         out.mkdir(parents=True, exist_ok=True)
         for pol in full_policies:
-            _full_run(platform, swf, pol, out, full_cap)
+            if reference:
+                _full_side_by_side(platform, swf, pol, out, reference, full_rounds, keep)
+            else:
+                _full_run(platform, swf, pol, out, full_cap)
         if skip_1000:
             return
         with tempfile.TemporaryDirectory(prefix="iosched-bb-bench-") as tmp:
@@ -226,7 +277,7 @@ def bench_command(swf, nb_jobs, plan_jobs, full_policies, full_cap, skip_1000, r
                 run = _run(platform, wp, "plan-2", tmp / "plan", 7200, stats=stats)
                 run["nb_jobs"] = plan_jobs
                 res["plan_2"] = run
-    except (InputError, RunError, OSError) as exc:
+    except (InputError, RunError, OSError, RuntimeError) as exc:
         raise click.ClickException(str(exc)) from None
     res["target_met"] = res["sjf_bb"]["wall_s"] <= res["target_wall_s"]
     res["machine"] = {"python": sys.version.split()[0], "load_avg_1min": [load0, round(os.getloadavg()[0], 2)]}

@@ -15,6 +15,19 @@
 Writes ``results/bench/listpack.json``. Speed targets belong here, never in
 the tests.
 
+``--reference TREE`` benchmarks **the sweep's median run** instead: the
+workload of the Mira sweep (``examples/listpack_mira.yaml``: 7 workloads x
+10 seeds, 30 jobs) whose phase-job count is the median of the 70 (M-BN
+alpha 0.2 seed 7, 3,474 phase jobs; the run time grows with the phase
+jobs, docs/listpack.md "Cost"), with ``io-list`` on the sweep's Mira
+platform, run by the source tree ``TREE`` (e.g. a worktree of main: the
+sweep's setting, two processes) and by this tree (two processes, or the
+scheduler inside the engine's process with ``--in-process``), in turn,
+``--repeat`` rounds (:func:`iosched.bench.common.side_by_side`: wall and
+CPU time of each run, load average, ratios per round and their median;
+``out_jobs.csv`` and ``out_machine_states.csv`` compared byte for byte).
+Writes ``results/bench/listpack_median_run_side_by_side.json``.
+
 ``--record-sweep CAMPAIGN_DIR`` (repeatable) benchmarks nothing: it writes
 ``results/bench/listpack_sweep.json`` from finished campaign folders
 (:func:`sweep_record`: runs, summed run wall time, wall-clock span from the
@@ -33,7 +46,7 @@ from pathlib import Path
 
 import click
 
-from iosched.bench.common import calibrate, cpu_times, steal_share, write_result
+from iosched.bench.common import calibrate, cpu_times, side_by_side, steal_share, write_result
 from iosched.errors import InputError
 from iosched.listpack.metrics import read_phases
 from iosched.listpack.workload import generate, write_workload
@@ -41,7 +54,11 @@ from iosched.platforms import cluster_xml
 from iosched.run.simulation import run_simulation
 from iosched.sched.registry import REPO_ROOT
 
-__all__ = ["platform_text", "bench_run", "sweep_record", "main"]
+__all__ = ["platform_text", "bench_run", "sweep_record", "median_run_side_by_side", "main",
+           "MEDIAN_RUN"]
+
+#: the Mira sweep's median workload by phase jobs (family, alpha, seed, jobs)
+MEDIAN_RUN = ("M-BN", 0.2, 7, 30)
 
 SCHEDULERS = ("io-list", "io-list-bf", "io-pack-random", "io-pack-max", "io-pack-char",
               "io-pack-random-bf", "io-pack-max-bf", "io-pack-char-bf")
@@ -114,6 +131,41 @@ def sweep_record(campaigns, load_log=None) -> dict:
     return res
 
 
+def median_run_side_by_side(reference, repeat: int, in_process: bool, keep=None) -> dict:
+    """The sweep's median run (:data:`MEDIAN_RUN`, ``io-list``, Mira
+    platform) by the ``reference`` tree (two processes) and by this tree
+    (``in_process``: inside the engine's process), in turn, ``repeat``
+    rounds (module documentation).
+
+    :returns: the result (times in s; see :func:`iosched.bench.common.side_by_side`).
+    :raises RuntimeError: a run fails.
+    """
+    fam, alpha, seed, n = MEDIAN_RUN
+    res = {"benchmark": "listpack sweep median run, side by side", "calibration": calibrate(),
+           "workload": f"{fam} alpha {alpha} seed {seed}, {n} jobs", "scheduler": "io-list",
+           "platform": "Mira (96 nodes, examples/listpack_mira.yaml)",
+           "reference_tree": str(Path(reference).resolve()),
+           "this_tree": "in-process" if in_process else "two processes"}
+    before = cpu_times()
+    with tempfile.TemporaryDirectory(prefix="lp-bench-") as tmp:
+        base = Path(keep) if keep else Path(tmp)
+        base.mkdir(parents=True, exist_ok=True)
+        plat = base / "mira.xml"
+        plat.write_text(platform_text(96))
+        wl = write_workload(base / "median.json", generate(fam, alpha, seed, n))
+
+        def spec(side, k):
+            return {"kind": "simulation", "platform": str(plat), "workload": str(wl),
+                    "scheduler": "io-list", "options": {}, "timeout": 3600,
+                    "engine_args": ["--enable-dynamic-jobs"],
+                    "in_process": in_process and side == "this", "out": str(base / f"{side}-{k}")}
+
+        res.update(side_by_side(reference, spec, repeat, compare=("out_jobs.csv", "out_machine_states.csv"),
+                                label="median run"))
+    res["steal_share"] = steal_share(before, cpu_times())
+    return res
+
+
 @click.command()
 @click.option("--n-jobs", default=100, show_default=True, help="jobs of the M-BN workload")
 @click.option("--repeat", default=3, show_default=True, help="runs per scheduler (median)")
@@ -122,11 +174,23 @@ def sweep_record(campaigns, load_log=None) -> dict:
 @click.option("--record-sweep", "record", multiple=True,
               help="campaign folder of a finished sweep: write listpack_sweep.json only (repeatable)")
 @click.option("--load-log", default=None, help="with --record-sweep: file of 'HH:MM:SS l1 l5 l15' lines")
+@click.option("--reference", default=None, metavar="TREE",
+              help="time the sweep's median run with the source tree TREE and this one in turn "
+                   "(--repeat rounds; listpack_median_run_side_by_side.json)")
+@click.option("--in-process", "in_process", is_flag=True,
+              help="with --reference: this tree's runs inside the engine's process")
 @click.option("--output", default=None,
               help="result file [default: results/bench/listpack.json, or listpack_sweep.json]")
-def bench_command(n_jobs, repeat, sweeps, record, load_log, output):
+def bench_command(n_jobs, repeat, sweeps, record, load_log, reference, in_process, output):
     """Benchmark the listpack schedulers (module documentation)."""
     bench = REPO_ROOT / "results" / "bench"
+    if reference:
+        try:
+            res = median_run_side_by_side(reference, repeat, in_process)
+        except RuntimeError as exc:
+            raise click.ClickException(str(exc)) from None
+        write_result(res, Path(output or bench / "listpack_median_run_side_by_side.json"))
+        return
     if record:
         try:
             res = {"benchmark": "listpack sweep", **sweep_record(record, load_log)}

@@ -348,7 +348,11 @@ class Burstbuffer(PybatsimScheduler):
         start); the order of the other jobs is searched with
         :func:`iosched.bb.plan.artifact_order` over the plan left by those
         reservations, unless there is at most one of them or none of them
-        fits now (then the prefix alone is applied)."""
+        fits now (then the prefix alone is applied). Returns the order to
+        apply; with the compiled evaluator it ends at the last job planned
+        to start now (the jobs after it would start later: :class:`ListSchedule`
+        would not start them, and they do not change the placements before
+        them)."""
         t0 = time.perf_counter()
         queue = sorted(jobs, key=lambda j: j.seq)
         prefix, rest = queue[:self.depth], queue[self.depth:]
@@ -368,6 +372,7 @@ class Burstbuffer(PybatsimScheduler):
             rec.update(skipped=True, evaluations=0, seconds=time.perf_counter() - t0)
             self.searches.append(rec)
             return prefix
+        cplan = None
         if self.evaluator == "compiled" and compiled.supports(self.placer, lplan.tl, rest):
             lplan.evaluate(prefix)      # the search starts from the prefix's plan
             cplan = compiled.CompiledListPlan(lplan, rest, self.alpha)
@@ -379,13 +384,22 @@ class Burstbuffer(PybatsimScheduler):
         res = plan.artifact_order(rest, cost, self.rng, time_limit=self.time_limit or None,
                                   cost_until=until, keep=keep)
         order = prefix + res.order
-        lplan.evaluate(order)  # leaves the plan of the chosen order on the timeline
+        applied = order
+        if cplan is not None:
+            # Only the jobs planned to start now are applied (ListSchedule); the
+            # compiled plan gives every start, so the plan is made in Python only
+            # up to the last job that starts now (list scheduling places each
+            # job given those before it only: the same placements).
+            starts = cplan.starts(res.order)
+            m = max((k + 1 for k, t in enumerate(starts) if t <= now), default=0)
+            applied = prefix + res.order[:m]
+        lplan.evaluate(applied)  # leaves that plan on the timeline
         rec.update(skipped=False, cost=res.cost, evaluations=res.evaluations,
                    exhaustive=res.exhaustive, annealed=res.annealed, t0=res.t0,
                    placements=lplan.placements, reused=lplan.reused, order=[j.id for j in order],
                    seconds=time.perf_counter() - t0)
         self.searches.append(rec)
-        return order
+        return applied
 
     def _iosched_plan_order(self, s, lplan, jobs, now):
         """iosched's search before issue 13: the best order found by
