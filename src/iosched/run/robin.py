@@ -28,7 +28,7 @@ from iosched.errors import InputError, one_line
 from iosched.run.affinity import claim_cpu, parse_cpu
 from iosched.run.hosts import compute_hosts_of_argv
 from iosched.run.result import RunError, RunResult, engine_outputs
-from iosched.run.supervise import Child, check_seconds, cleanup, fmt_s, run_error, subreaper, watch
+from iosched.run.supervise import Child, check_seconds, fmt_s, run_children, subreaper
 
 __all__ = [
     "ROBIN_FIELDS",
@@ -361,18 +361,8 @@ def run_robin(path, cpu="auto") -> RunResult:
                            xtrace=True, cpus=cpus)
             children = [sched, engine]
         t0 = time.monotonic()
-        reason = None
-        try:
-            for c in children:
-                c.start()
-            reason = watch(children, t0 + timeout, timeout, spec["success-timeout"],
-                            spec["failure-timeout"])
-        except RunError as e:
-            reason = str(e)
-        finally:
-            cleanup(children)
-        if reason is not None:
-            raise run_error(reason, children, out)
+        run_children(children, t0 + timeout, timeout, spec["success-timeout"],
+                     spec["failure-timeout"], out)
     prefix = Path(bat["export"]).expanduser().resolve()
     try:
         engine_argv = shlex.split(spec["batcmd"])

@@ -48,6 +48,7 @@ from iosched.run.supervise import (
     check_seconds,
     cleanup,
     fmt_s,
+    run_children,
     run_error,
     subreaper,
     watch,
@@ -474,15 +475,7 @@ def _run_in_process(platform, workloads, sched_file, merged, options_json, out, 
                     failure_timeout=failure_timeout)
         engine = Child("engine", engine_argv, out / "engine.log", env=env, cpus=cpus)
         children = [engine]
-        try:
-            engine.start()
-            reason = watch(children, deadline, timeout, success_timeout, failure_timeout)
-        except RunError as e:
-            reason = str(e)
-        finally:
-            cleanup(children)
-        if reason is not None:
-            raise run_error(reason, children, out)
+        run_children(children, deadline, timeout, success_timeout, failure_timeout, out)
     jobs, schedule, states = engine_outputs(prefix)
     return RunResult(
         output_dir=out, export_prefix=prefix, jobs_csv=jobs, schedule_csv=schedule,

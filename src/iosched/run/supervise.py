@@ -515,6 +515,26 @@ def run_error(reason: str, children: list[Child], output_dir: Path | None) -> Ru
     )
 
 
+def run_children(children: list[Child], deadline: float, timeout: float, success_timeout: float,
+                 failure_timeout: float, output_dir: Path | None) -> None:
+    """Start *children* in order, :func:`watch` them and :func:`cleanup`
+    whatever is left (times in s, *deadline* on ``time.monotonic()``).
+
+    :raises RunError: (:func:`run_error`) a child failed, or a timeout.
+    """
+    reason = None
+    try:
+        for c in children:
+            c.start()
+        reason = watch(children, deadline, timeout, success_timeout, failure_timeout)
+    except RunError as e:
+        reason = str(e)
+    finally:
+        cleanup(children)
+    if reason is not None:
+        raise run_error(reason, children, output_dir)
+
+
 # --------------------------------------------------------------------------
 # signals
 
