@@ -302,6 +302,35 @@ def test_swf_cli(tmp_path):
     assert wl_main(["swf", str(bad), str(tmp_path / "b.json")]) == 2
 
 
+@pytest.mark.parametrize("args, word", [
+    (["--cores", "0"], "cores per node"),           # looped forever before
+    (["--memory", "nan"], "memory per node"),       # wrote file_size NaN before
+    (["--memory", "-1"], "memory per node"),
+    (["--window", "inf"], "window"),
+    (["--nb-res", "0"], "--nb-res"),
+])
+def test_swf_cli_bad_arguments_one_line(tmp_path, capsys, args, word):
+    """A bad generator argument: exit 2, one line naming it, no output file."""
+    from iosched.locality.workload import main as wl_main
+
+    swf = tmp_path / "t.swf"
+    swf.write_text("1 0 5 100 4 -1 -1 4 200 -1 1 7 -1 -1 -1 -1 -1 -1\n")
+    out = tmp_path / "o.json"
+    assert wl_main(["swf", str(swf), str(out), *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and word in err
+    assert not out.exists()
+
+
+def test_swf_cli_missing_output_folder_checked_first(tmp_path, capsys):
+    from iosched.locality.workload import main as wl_main
+
+    out = tmp_path / "missing" / "o.json"
+    assert wl_main(["swf", str(tmp_path / "no.swf"), str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "missing" in err and "does not exist" in err
+
+
 def test_registry_names_and_engine_flag():
     from iosched.sched.registry import REPO_ROOT, required_engine_args, resolve
 

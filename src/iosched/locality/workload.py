@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -211,8 +212,17 @@ def from_swf(swf_jobs, cores_per_node: int = 20, memory_gb: float = 128.0, windo
     Jobs asking more cores than a node are split into node-sized jobs, as
     the paper replaces multi-node jobs by single-node ones.
 
-    :raises InputError: a record without user id or with non-positive cores.
+    :raises InputError: a record without user id or with non-positive cores;
+        ``cores_per_node`` not a positive integer, ``memory_gb`` not a
+        positive finite number, ``window`` negative or not finite (one line
+        naming the argument).
     """
+    if isinstance(cores_per_node, bool) or not isinstance(cores_per_node, int) or cores_per_node < 1:
+        raise InputError(f"cores per node: expected a positive integer, got {cores_per_node!r}")
+    if not (isinstance(memory_gb, (int, float)) and math.isfinite(memory_gb) and memory_gb > 0):
+        raise InputError(f"memory per node: expected a positive finite number of GB, got {memory_gb!r}")
+    if not (isinstance(window, (int, float)) and math.isfinite(window) and window >= 0):
+        raise InputError(f"window: expected a finite number of s >= 0, got {window!r}")
     out, groups, next_file = [], {}, 1
     for r in sorted(swf_jobs, key=lambda r: (r["subtime"], r["id"])):
         user, cores = r.get("user"), int(r["cores"])
@@ -272,6 +282,11 @@ def main(argv=None) -> int:
     ap.add_argument("--nb-res", type=int, default=9720, help="nb_res of the Batsim workload")
     a = ap.parse_args(argv)
     try:
+        if a.nb_res < 1:
+            raise InputError(f"--nb-res: expected a positive integer, got {a.nb_res}")
+        parent = Path(a.output).expanduser().resolve().parent
+        if not parent.is_dir():
+            raise InputError(f"{a.output}: its folder {parent} does not exist")
         if a.kind == "artifact":
             jobs = read_artifact(a.input, a.cores)
         else:
