@@ -619,6 +619,20 @@ def test_shipped_uppmax_platform_is_the_generators_default():
     assert (REPO_ROOT / "platforms" / "locality_uppmax.xml").read_text() == locality_xml()
 
 
+def test_engine_runs_makes_its_bench_folder_before_the_runs(tmp_path):
+    """--bench naming a folder that does not exist is made at the start (it
+    failed after the whole day's runs, on writing the timing file)."""
+    from iosched.locality.engine_runs import main as engine_main
+
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "uppmax.json").write_text("{}")   # the day's workload, already converted
+    bench = tmp_path / "new" / "bench"
+    assert engine_main(["--collect", "--models", "paper", "--policies", "fcfs", "--work", str(work),
+                        "--results", str(tmp_path / "r"), "--bench", str(bench)]) == 0
+    assert (bench / "locality_engine_day.json").is_file()
+
+
 def test_engine_runs_agreement_table_and_bad_option(tmp_path, capsys):
     from iosched.locality.engine_runs import engine_table, main as engine_main, same_as_loop
 

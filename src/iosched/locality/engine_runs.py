@@ -153,9 +153,9 @@ def main(argv=None) -> int:
             raise InputError(f"--pfs-bandwidth: {a.pfs_bandwidth!r} must be positive numbers (bytes/s)")
         setups = [(m, "paper", None) if m == "paper" else (m, f"{m}-{b / 1e9:g}GBps", b)
                   for m in models for b in ([None] if m == "paper" else bws)]
-        work, results = Path(a.work), Path(a.results)
-        work.mkdir(parents=True, exist_ok=True)
-        results.mkdir(parents=True, exist_ok=True)
+        work, results, bench = Path(a.work), Path(a.results), Path(a.bench)
+        for d in (work, results, bench):  # before the runs, not after the whole day
+            d.mkdir(parents=True, exist_ok=True)
         workload = work / "uppmax.json"
         if not workload.exists():
             to_batsim(read_artifact(a.workload), workload, 9720)
@@ -182,7 +182,7 @@ def main(argv=None) -> int:
         write_result({"benchmark": "locality_uppmax_engine_whole_day",
                       "command": "python -m iosched.locality.engine_runs " + " ".join(argv or sys.argv[1:]),
                       "runs": runs},
-                     Path(a.bench) / "locality_engine_day.json")
+                     bench / "locality_engine_day.json")
     except (InputError, RunError, OSError, KeyError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
