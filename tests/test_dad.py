@@ -336,6 +336,20 @@ def test_cli_check_one_line_error(tmp_path):
     assert len(lines) == 1 and "unknown node 'n777'" in lines[0] and "Traceback" not in bad.output
 
 
+
+def test_cli_reproduce_missing_swf_before_any_work(tmp_path):
+    """A missing --swf is one line before any experiment runs (it ran the
+    first experiments for 20 s and wrote 11 files before)."""
+    from click.testing import CliRunner
+    from iosched.dad.__main__ import cli
+    out = tmp_path / "out"
+    res = CliRunner().invoke(cli, ["reproduce", "--out", str(out), "--swf", str(tmp_path / "no.swf")])
+    assert res.exit_code != 0
+    lines = [x for x in res.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and "no.swf" in lines[0] and "does not exist" in lines[0]
+    assert not out.exists()
+
+
 @pytest.mark.real_batsim
 @pytest.mark.skipif(__import__("shutil").which("batsim") is None, reason="no 'batsim' on PATH")
 @pytest.mark.parametrize("kind", ["blast", "trace"])

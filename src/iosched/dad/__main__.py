@@ -87,7 +87,8 @@ def check(workload_file, platform_file):
 
 @cli.command(name="reproduce", cls=OneLineErrorCommand)
 @click.option("--out", type=click.Path(file_okay=False), default="results/dad", show_default=True)
-@click.option("--swf", type=click.Path(), default=None, help="SWF trace for the 64/512-node scale-out")
+@click.option("--swf", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="SWF trace for the 64/512-node scale-out")
 @_one_line
 def reproduce_cmd(out, swf):
     """Run the reproduction (Section V) and, with --swf, the scale-out."""
