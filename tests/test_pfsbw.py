@@ -583,3 +583,20 @@ def test_same_schedule_on_real_batsim(name, tmp_path):
         assert states == ["COMPLETED_SUCCESSFULLY"] * 4 + ["REJECTED"] and rows["batsim"]["2"][0] == "REJECTED"
     else:
         assert states == ["COMPLETED_SUCCESSFULLY"] * 23
+
+
+@pytest.mark.parametrize("args, words", [
+    (["w1", "{tmp}/w.json", "--sleep", "inf"], ["sleep", "inf"]),     # wrote an infinite delay before
+    (["w1", "{tmp}/w.json", "--sleep", "nan"], ["sleep", "nan"]),
+    (["w2", "{tmp}/missing/w.json"], ["missing", "does not exist"]),  # FileNotFoundError traceback before
+])
+def test_workload_cli_bad_arguments_one_line(tmp_path, args, words):
+    """A bad generator argument or output path: one line, non-zero exit, no file."""
+    from click.testing import CliRunner
+    from iosched.pfsbw.workload import main as pfsbw_workload
+
+    res = CliRunner().invoke(pfsbw_workload, [a.format(tmp=tmp_path) for a in args])
+    assert res.exit_code != 0
+    lines = [x for x in res.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and all(w in lines[0] for w in words) and "Traceback" not in res.output
+    assert not (tmp_path / "w.json").exists()

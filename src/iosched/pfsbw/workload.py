@@ -47,6 +47,7 @@ Command line: ``python -m iosched.pfsbw.workload platform OUT.xml``,
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -142,12 +143,13 @@ def workload(waves: int, phases, sleep: float = SLEEP, walltime: float = WALLTIM
     in its own profile; its ``bytes_written`` stays ``B`` (what the
     scheduler knows). 0 (default): every job of a type shares one profile.
 
-    :raises InputError: non-positive waves, sleep or walltime; noise outside ``[0, 1)``.
+    :raises InputError: non-positive waves, sleep or walltime, a sleep or
+        walltime not finite; noise outside ``[0, 1)``.
     """
     if isinstance(waves, bool) or not isinstance(waves, int) or waves < 1:
         raise InputError(f"workload: waves must be an integer >= 1, got {waves!r}")
-    if not (sleep > 0 and walltime > 0):
-        raise InputError("workload: sleep and walltime must be > 0 s")
+    if not (0 < sleep < math.inf and 0 < walltime < math.inf):
+        raise InputError(f"workload: sleep and walltime must be finite and > 0 s, got {sleep!r} and {walltime!r}")
     if not (0 <= noise < 1):
         raise InputError(f"workload: noise must be in [0, 1), got {noise!r}")
     rng = np.random.default_rng(seed)
@@ -241,6 +243,9 @@ def platform_cmd(out, nb_nodes, node_bw, pfs_bw, thread_bw):
 
 
 def _write_workload(out, wl):
+    parent = Path(out).expanduser().resolve().parent
+    if not parent.is_dir():
+        raise InputError(f"{out}: its folder {parent} does not exist")
     Path(out).write_text(json.dumps(wl, indent=1) + "\n")
     click.echo(f"wrote {out}: {len(wl['jobs'])} jobs")
 
