@@ -337,6 +337,17 @@ def test_cli_check_one_line_error(tmp_path):
 
 
 
+@pytest.mark.parametrize("args", [["workload", "readgf"], ["platform"]])
+def test_cli_missing_output_folder_one_line(tmp_path, args):
+    """A missing output folder is one line (a FileNotFoundError traceback before)."""
+    from click.testing import CliRunner
+    from iosched.dad.__main__ import cli
+    res = CliRunner().invoke(cli, [*args, str(tmp_path / "missing" / "w.json")])
+    assert res.exit_code != 0
+    lines = [x for x in res.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and "missing" in lines[0] and "does not exist" in lines[0]
+
+
 def test_cli_reproduce_missing_swf_before_any_work(tmp_path):
     """A missing --swf is one line before any experiment runs (it ran the
     first experiments for 20 s and wrote 11 files before)."""

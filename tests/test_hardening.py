@@ -17,7 +17,7 @@ import pytest
 
 from iosched.analysis.jobs import load_jobs
 from iosched.campaign.schema import load_campaign
-from iosched.checks import option_number
+from iosched.checks import check_output_file, option_number
 from iosched.engine.export import write_jobs
 from iosched.engine.platform import validate_platform
 from iosched.engine.workload import load_workload
@@ -278,3 +278,12 @@ def test_sched_launcher_loopback_and_busy_port():
                            timeout=60, env=env)
     assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1
     assert "Address already in use" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_check_output_file(tmp_path):
+    """An output file's folder must exist and the path must not be a folder."""
+    check_output_file(tmp_path / "out.json")            # a new file in an existing folder
+    with pytest.raises(InputError, match="does not exist"):
+        check_output_file(tmp_path / "missing" / "out.json")
+    with pytest.raises(InputError, match="is a folder"):
+        check_output_file(tmp_path)

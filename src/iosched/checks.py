@@ -1,4 +1,5 @@
-"""Checks of the numbers and the nesting of user input, shared by every reader.
+"""Checks of the numbers and the nesting of user input, shared by every reader,
+and of the output paths a command will write (:func:`check_output_file`).
 
 Python's :mod:`json` accepts ``NaN``, ``Infinity`` and literals that overflow
 to infinity (``1e400``), and integers of any size; YAML accepts ``.nan`` and
@@ -20,11 +21,12 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from iosched.errors import InputError
 
 __all__ = ["MAX_TIME", "MAX_FLOAT", "TIME_RULE", "non_finite", "check_finite", "check_time",
-           "loads_json", "option_number"]
+           "loads_json", "option_number", "check_output_file"]
 
 #: Largest time accepted in an input (s): 2**32 s, about 136 years.
 MAX_TIME = float(2 ** 32)
@@ -142,3 +144,17 @@ def option_number(options: dict, key: str, default, *, integer: bool = False,
     if not ok:
         raise InputError(f"option '{key}': expected {kind}{rng}, got {value!r}")
     return value if integer else float(value)
+
+
+def check_output_file(path) -> None:
+    """Check, before any work, that the file *path* can be written: its
+    folder exists and it is not a folder itself.
+
+    :raises InputError: one line naming the path.
+    """
+    p = Path(path).expanduser()
+    if p.is_dir():
+        raise InputError(f"{path}: is a folder, not an output file")
+    parent = p.resolve().parent
+    if not parent.is_dir():
+        raise InputError(f"{path}: its folder {parent} does not exist")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from iosched.checks import check_output_file
 from iosched.clicommon import OneLineErrorCommand
 from iosched.dad import reproduce
 from iosched.dad.platform import nusa_xml
@@ -43,6 +44,7 @@ def cli():
 @_one_line
 def platform(out, nodes, slots, nic_bw, local_bw, local_sharing):
     """Write a NUSA platform (nodes x slots, node-local disks) to OUT."""
+    check_output_file(out)
     Path(out).write_text(nusa_xml(nodes, slots, nic_bw=nic_bw, local_bw=local_bw, local_sharing=local_sharing))
 
 
@@ -58,6 +60,7 @@ def platform(out, nodes, slots, nic_bw, local_bw, local_sharing):
 @_one_line
 def workload(kind, out, nodes, slots, swf, first, seed, load):
     """Write a workload of KIND to OUT."""
+    check_output_file(out)
     if kind in ("readgf", "thput-gfpio"):
         w = file_benchmark(20, GB, nodes, kind.replace("-", ""))
     elif kind == "blast":

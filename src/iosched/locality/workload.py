@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from iosched.checks import check_output_file
 from iosched.errors import InputError
 from iosched.locality.planner import LJob
 from iosched.workloads.swf import read_swf
@@ -284,9 +285,7 @@ def main(argv=None) -> int:
     try:
         if a.nb_res < 1:
             raise InputError(f"--nb-res: expected a positive integer, got {a.nb_res}")
-        parent = Path(a.output).expanduser().resolve().parent
-        if not parent.is_dir():
-            raise InputError(f"{a.output}: its folder {parent} does not exist")
+        check_output_file(a.output)
         if a.kind == "artifact":
             jobs = read_artifact(a.input, a.cores)
         else:

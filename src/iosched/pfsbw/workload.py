@@ -55,6 +55,7 @@ import click
 import numpy as np
 
 from iosched.api import simulate
+from iosched.checks import check_output_file
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError
 from iosched.platforms import _FOOTER, _HEADER, pfs_zone_lines
@@ -243,9 +244,7 @@ def platform_cmd(out, nb_nodes, node_bw, pfs_bw, thread_bw):
 
 
 def _write_workload(out, wl):
-    parent = Path(out).expanduser().resolve().parent
-    if not parent.is_dir():
-        raise InputError(f"{out}: its folder {parent} does not exist")
+    check_output_file(out)
     Path(out).write_text(json.dumps(wl, indent=1) + "\n")
     click.echo(f"wrote {out}: {len(wl['jobs'])} jobs")
 
