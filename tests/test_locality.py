@@ -650,3 +650,20 @@ def test_engine_runs_agreement_table_and_bad_option(tmp_path, capsys):
     assert engine_main(["--models", "paper,bogus", "--work", str(tmp_path / "w")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--models" in err[0] and "bogus" in err[0]
+
+
+@pytest.mark.parametrize("module, argv", [
+    ("platform", ["p.xml", "--io-model", "bogus"]),          # printed 8 lines of usage before
+    ("workload", ["bogus-kind", "in", "out"]),
+    ("engine_runs", ["--no-such-flag"]),
+])
+def test_command_line_usage_errors_one_line(capsys, module, argv):
+    """A bad value or flag on a locality command line: one line, exit 2."""
+    import importlib
+
+    main = importlib.import_module(f"iosched.locality.{module}").main
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "error:" in err and "usage" not in err

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
+import sys
+
 import click
 
 from iosched.errors import one_line
@@ -30,3 +33,14 @@ class OneLineErrorCommand(click.Command):
                 raise click.ClickException(f"{info_name}: {exc.format_message()}") from None
             click.echo(f"{self.error_prefix}: {one_line(exc.format_message())}", err=True)
             raise click.exceptions.Exit(2) from None
+
+
+class OneLineArgumentParser(argparse.ArgumentParser):
+    """An :class:`argparse.ArgumentParser` whose usage errors are one line
+    on stderr, ``PROG: error: message``, with exit status 2 (argparse prints
+    its whole usage text first by default); ``--help`` is unchanged."""
+
+    def error(self, message):
+        """Print the one-line error and exit 2 (overrides argparse's)."""
+        sys.stderr.write(f"{self.prog}: error: {one_line(message)}\n")
+        sys.exit(2)

@@ -19,7 +19,6 @@ JSON files (:func:`speed_table`).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -29,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from iosched.bench.common import calibrate, cpu_times, steal_share, write_result
+from iosched.clicommon import OneLineArgumentParser
 from iosched.errors import InputError
 from iosched.locality.metrics import write_jobs
 from iosched.locality.planner import POLICIES
@@ -91,7 +91,7 @@ def speed_table(bench_dir) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m iosched.bench.locality")
+    ap = OneLineArgumentParser(prog="python -m iosched.bench.locality")
     ap.add_argument("--policies", default=",".join(POLICIES))
     ap.add_argument("--workload", default=str(DATA / "2022-09-10_V10000_anonymous.txt"))
     ap.add_argument("--cluster", default=str(DATA / "cluster_450_128_32_256_4_1024.txt"))

@@ -33,7 +33,6 @@ Errors (missing input, a failed run) are one line on stderr and exit 2.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import os
@@ -45,6 +44,7 @@ from pathlib import Path
 
 from iosched.api import simulate
 from iosched.bench.common import write_result
+from iosched.clicommon import OneLineArgumentParser
 from iosched.errors import InputError
 from iosched.locality.metrics import COLUMNS
 from iosched.locality.planner import POLICIES
@@ -124,7 +124,7 @@ def engine_table(rows: list, path: Path) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m iosched.locality.engine_runs")
+    ap = OneLineArgumentParser(prog="python -m iosched.locality.engine_runs")
     ap.add_argument("--models", default=",".join(IO_MODELS))
     ap.add_argument("--policies", default=",".join(POLICIES))
     ap.add_argument("--workload", default=str(DATA / "2022-09-10_V10000_anonymous.txt"))

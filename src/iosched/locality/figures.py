@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import argparse
 import csv
 import heapq
 import json
@@ -26,6 +25,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+from iosched.clicommon import OneLineArgumentParser  # noqa: E402
 
 __all__ = ["UsageTrace", "usage_figure", "ratio_figure", "read_usage"]
 
@@ -133,7 +134,7 @@ def main(argv=None) -> int:
     ``jobs_<p>-bf.csv`` against ``jobs_fcfs-bf.csv``), Fig. 3 for every
     ``usage_<policy>.csv``; writes ``ratios.json`` (jobs better / worse /
     equal than with the reference)."""
-    ap = argparse.ArgumentParser(prog="python -m iosched.locality.figures")
+    ap = OneLineArgumentParser(prog="python -m iosched.locality.figures")
     ap.add_argument("--dir", default="results/locality")
     ap.add_argument("--total", type=int, default=9720, help="cores of the cluster")
     a = ap.parse_args(argv)

@@ -28,9 +28,9 @@ iosched.locality.platform OUT.xml [--nodes N --cores M ...]`` writes it.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
+from iosched.clicommon import OneLineArgumentParser
 from iosched.errors import InputError
 from iosched.platforms import pfs_zone_lines
 
@@ -94,7 +94,7 @@ def locality_xml(nodes: int = 486, cores: int = 20, bandwidth: float = 0.1e9, me
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m iosched.locality.platform")
+    ap = OneLineArgumentParser(prog="python -m iosched.locality.platform")
     ap.add_argument("out")
     ap.add_argument("--nodes", type=int, default=486)
     ap.add_argument("--cores", type=int, default=20)

@@ -11,13 +11,13 @@ their policies' rows in an existing table instead (:func:`merge_rows`).
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import sys
 import time
 from pathlib import Path
 
+from iosched.clicommon import OneLineArgumentParser
 from iosched.errors import InputError
 from iosched.locality.cluster import Cluster
 from iosched.locality.figures import UsageTrace
@@ -61,7 +61,7 @@ def merge_rows(path, rows: list) -> list:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m iosched.locality.reproduce", description=__doc__.split("\n")[0])
+    ap = OneLineArgumentParser(prog="python -m iosched.locality.reproduce", description=__doc__.split("\n")[0])
     ap.add_argument("--workload", default=str(DATA / "2022-09-10_V10000_anonymous.txt"))
     ap.add_argument("--cluster", default=str(DATA / "cluster_450_128_32_256_4_1024.txt"))
     ap.add_argument("--policies", default=",".join(POLICIES))

@@ -22,7 +22,6 @@ Errors are one line naming the file, line and field
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -31,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from iosched.checks import check_output_file
+from iosched.clicommon import OneLineArgumentParser
 from iosched.errors import InputError
 from iosched.locality.planner import LJob
 from iosched.workloads.swf import read_swf
@@ -273,7 +273,7 @@ def swf_records(path) -> list:
 def main(argv=None) -> int:
     """``python -m iosched.locality.workload artifact IN.txt OUT.json`` or
     ``... swf IN.swf OUT.json [--cores 20 --memory 128 --window 800]``."""
-    ap = argparse.ArgumentParser(prog="python -m iosched.locality.workload")
+    ap = OneLineArgumentParser(prog="python -m iosched.locality.workload")
     ap.add_argument("kind", choices=("artifact", "swf"))
     ap.add_argument("input")
     ap.add_argument("output")
