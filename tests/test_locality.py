@@ -667,3 +667,25 @@ def test_command_line_usage_errors_one_line(capsys, module, argv):
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "error:" in err and "usage" not in err
+
+
+def test_job_without_file_size_is_rejected_with_its_reason(tmp_path):
+    """A job without file_size is refused with a logged reason naming it (it
+    ran with a 0-byte file before); the other jobs run."""
+    import csv
+    import json
+
+    from iosched.api import simulate
+    from iosched.locality.platform import locality_xml
+
+    jobs = [LJob(str(i), i * 10, 50, 100, 2, 1 + i % 2, 1.0, 1, seq=i) for i in range(4)]
+    (tmp_path / "p.xml").write_text(locality_xml(3, 4, 1e9, 128e9, "paper"))
+    to_batsim(jobs, tmp_path / "w.json", nb_res=12)
+    w = json.loads((tmp_path / "w.json").read_text())
+    del w["jobs"][1]["file_size"]
+    (tmp_path / "w.json").write_text(json.dumps(w))
+    simulate(tmp_path / "p.xml", tmp_path / "w.json", "loc-fcfs", {}, output_dir=tmp_path / "o")
+    ran = {r["job_id"].split(":")[0] for r in csv.DictReader(open(tmp_path / "o" / "out_jobs.csv"))
+           if r["final_state"] == "COMPLETED_SUCCESSFULLY"}
+    assert ran == {"0", "2", "3"}
+    assert "job w0!1: field file_size is missing" in (tmp_path / "o" / "sched.log").read_text()

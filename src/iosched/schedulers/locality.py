@@ -86,12 +86,16 @@ def second(now: float) -> int:
 def read_locality_job(batsim_job) -> tuple:
     """``(cores, walltime, {}, LJob)`` of a locality workload job.
 
-    :raises InputError: missing or invalid ``file``/``file_size``/``role``."""
+    :raises InputError: missing or invalid ``file``/``file_size``, invalid
+        ``role`` (default 1); one line naming the job and the field."""
     d = batsim_job.json_dict
+    for field in ("file", "file_size"):
+        if field not in d:
+            raise InputError(f"job {batsim_job.id}: field {field} is missing (a locality job reads one file)")
     try:
-        size = float(d.get("file_size", 0.0)) / GB
+        size = float(d["file_size"]) / GB
         role = int(d.get("role", 1))
-        f = int(d.get("file", 0))
+        f = int(d["file"])
     except (TypeError, ValueError):
         raise InputError(f"job {batsim_job.id}: fields file/file_size/role must be numbers") from None
     if not (size >= 0 and math.isfinite(size)):
