@@ -689,3 +689,21 @@ def test_job_without_file_size_is_rejected_with_its_reason(tmp_path):
            if r["final_state"] == "COMPLETED_SUCCESSFULLY"}
     assert ran == {"0", "2", "3"}
     assert "job w0!1: field file_size is missing" in (tmp_path / "o" / "sched.log").read_text()
+
+
+def test_job_with_more_cores_than_a_node_is_rejected_with_its_reason(tmp_path):
+    """A job asking more cores than a node has is refused with a logged
+    reason naming it (an IndexError in the planner before); the others run."""
+    import csv
+
+    from iosched.api import simulate
+    from iosched.locality.platform import locality_xml
+
+    jobs = [LJob(str(i), i * 10, 50, 100, 5 if i == 2 else 2, 1 + i % 2, 1.0, 1, seq=i) for i in range(4)]
+    (tmp_path / "p.xml").write_text(locality_xml(3, 4, 1e9, 128e9, "paper"))
+    to_batsim(jobs, tmp_path / "w.json", nb_res=12)
+    simulate(tmp_path / "p.xml", tmp_path / "w.json", "loc-lea", {}, output_dir=tmp_path / "o")
+    ran = {r["job_id"].split(":")[0] for r in csv.DictReader(open(tmp_path / "o" / "out_jobs.csv"))
+           if r["final_state"] == "COMPLETED_SUCCESSFULLY"}
+    assert ran == {"0", "1", "3"}
+    assert "rejecting job w0!2: requests 5 cores but a node has 4" in (tmp_path / "o" / "sched.log").read_text()

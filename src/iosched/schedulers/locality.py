@@ -343,6 +343,18 @@ class LocalityCore(Scheduler):
         super().begin(machine, now)
         self.profile = HoldsOnly(self.profile.resources, self.profile.pool_totals, now)
 
+    def submit(self, batsim_job):
+        """JOB_SUBMITTED, as the core does; a job asking more cores than a
+        node has is rejected with that reason (the model runs every job on
+        one node, paper Section 5.1; the planner had no place for it)."""
+        nodes = self.machine.nodes if self.machine is not None else []
+        res = batsim_job.requested_resources
+        if nodes and isinstance(res, int) and not isinstance(res, bool) and res > nodes[0].cores:
+            self._reject(batsim_job, f"requests {res} cores but a node has {nodes[0].cores} "
+                                     f"(a locality job runs on one node)")
+            return None
+        return super().submit(batsim_job)
+
 
 #: The options the scheduler reads (``iosched.sched.options``): name -> meaning.
 OPTIONS = {
