@@ -306,3 +306,15 @@ def test_paired_differences_seed_by_seed():
     assert len(pt) == 1 and pt["n"].iloc[0] == 3
     assert pt["diff"].iloc[0] == pytest.approx(0.2)
     assert pt["ci"].iloc[0] == pytest.approx(4.303 * 0.1 / math.sqrt(3))
+
+
+@pytest.mark.parametrize("x, word", [("abc", "not a number"), (float("nan"), "not a finite"),
+                                     (float("inf"), "not a finite"), ([1], "not a number")])
+def test_read_periodic_job_refuses_a_bad_x(x, word):
+    """A job whose x is not a finite number: one line naming the job and x
+    (a ValueError inside the scheduler before)."""
+    from iosched.schedulers.listpack import read_periodic_job
+
+    with pytest.raises(InputError, match=f"job j7: x=.* {word}"):
+        read_periodic_job({"id": "j7", "nodes": 1, "periods": 2, "w": 10.0, "v": 1e9, "x": x})
+    assert read_periodic_job({"id": "j7", "nodes": 1, "periods": 2, "w": 10.0, "v": 1e9}).x == 0.0

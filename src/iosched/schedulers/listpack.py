@@ -72,7 +72,8 @@ BW_POOL = "bw"
 
 def read_periodic_job(job_json) -> PeriodicJob:
     """The :class:`~iosched.listpack.model.PeriodicJob` of a workload job's
-    fields ``nodes``, ``periods``, ``w``, ``v``.
+    fields ``nodes``, ``periods``, ``w``, ``v`` and the optional ``x``
+    (default 0).
 
     :raises InputError: a field missing, not a number or out of range.
     """
@@ -82,12 +83,18 @@ def read_periodic_job(job_json) -> PeriodicJob:
         w, v = float(job_json["w"]), float(job_json["v"])
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(f"job {jid}: listpack fields missing or invalid ({exc})") from None
+    try:
+        x = float(job_json.get("x", 0.0))
+    except (TypeError, ValueError):
+        raise InputError(f"job {jid}: x={job_json.get('x')!r} is not a number") from None
+    if not math.isfinite(x):
+        raise InputError(f"job {jid}: x={x!r} is not a finite number")
     for name, val in (("nodes", nodes), ("periods", periods)):
         if isinstance(val, bool) or not isinstance(val, int) or val < 1:
             raise InputError(f"job {jid}: {name}={val!r} is not a positive integer")
     if not (w > 0 and v >= 0 and w + v < float("inf")):
         raise InputError(f"job {jid}: w must be > 0 and v >= 0 (finite)")
-    return PeriodicJob(nodes, periods, w, v, float(job_json.get("x", 0.0)))
+    return PeriodicJob(nodes, periods, w, v, x)
 
 
 class _Run:
