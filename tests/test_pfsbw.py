@@ -600,3 +600,32 @@ def test_workload_cli_bad_arguments_one_line(tmp_path, args, words):
     lines = [x for x in res.output.splitlines() if x.strip()]
     assert len(lines) == 1 and all(w in lines[0] for w in words) and "Traceback" not in res.output
     assert not (tmp_path / "w.json").exists()
+
+
+@pytest.mark.parametrize("runtime", [-5.0, 0.0, float("nan"), float("inf")])
+def test_pretrain_sample_with_a_useless_runtime_is_refused(runtime):
+    """A pretraining sample with a runtime that teaches nothing is an error
+    naming the variety (it was dropped silently: the run stayed untrained)."""
+    with pytest.raises(InputError, match="variety 'w'.*runtime"):
+        VarietyEstimator().pretrain({"w": {"bytes": 80.0, "runtime": runtime}})
+
+
+@pytest.mark.parametrize("drop", ["variety", "bytes_written", "profile"])
+def test_pretrain_command_on_jobs_without_a_field_one_line(tmp_path, drop):
+    """`pfsbw.workload pretrain` on a job without a field it needs: one line
+    naming the job and the field (a KeyError traceback before), no output."""
+    from click.testing import CliRunner
+    from iosched.pfsbw.workload import main as pfsbw_workload
+
+    runner = CliRunner()
+    assert runner.invoke(pfsbw_workload, ["platform", str(tmp_path / "p.xml")]).exit_code == 0
+    assert runner.invoke(pfsbw_workload, ["w1", str(tmp_path / "w.json"), "--waves", "1"]).exit_code == 0
+    wl = json.loads((tmp_path / "w.json").read_text())
+    del wl["jobs"][0][drop]
+    (tmp_path / "w.json").write_text(json.dumps(wl))
+    res = runner.invoke(pfsbw_workload, ["pretrain", str(tmp_path / "s.json"), "-p", str(tmp_path / "p.xml"),
+                                         "-w", str(tmp_path / "w.json"), "--tmp", str(tmp_path / "t")])
+    assert res.exit_code != 0
+    lines = [x for x in res.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and repr(drop) in lines[0] and "Traceback" not in res.output
+    assert not (tmp_path / "s.json").exists()

@@ -112,7 +112,10 @@ class VarietyEstimator:
         variety to ``{"bytes": bytes, "runtime": s}`` (the output of
         ``python -m iosched.pfsbw.workload pretrain``).
 
-        :raises InputError: a sample without numeric ``bytes``/``runtime``.
+        :raises InputError: a sample without numeric ``bytes``/``runtime``, or
+            with a runtime that is not a positive finite number (a run that
+            teaches nothing: the estimator would stay untrained without a
+            word).
         """
         for variety in sorted(samples):
             s = samples[variety]
@@ -120,6 +123,9 @@ class VarietyEstimator:
                 nbytes, runtime = float(s["bytes"]), float(s["runtime"])
             except (KeyError, TypeError, ValueError):
                 raise InputError(f"pretrain: variety {variety!r} needs numeric 'bytes' and 'runtime'") from None
+            if not (math.isfinite(runtime) and runtime > 0):
+                raise InputError(f"pretrain: variety {variety!r}: runtime={runtime!r} is not a positive "
+                                 f"finite number of s")
             self.observe(str(variety), nbytes, runtime)
 
 

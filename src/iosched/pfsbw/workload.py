@@ -208,10 +208,25 @@ def measure_curve(platform, tmp, max_jobs: int = 15, k: int = 8) -> list:
 def pretrain_samples(platform, workload_dict: dict, tmp) -> dict:
     """Run one job of each variety of a workload alone (scheduler ``slurm-backfill``)
     and return ``{variety: {"bytes": bytes_written, "runtime": s}}`` -- the
-    paper's pre-training ("representative jobs are run in isolation")."""
+    paper's pre-training ("representative jobs are run in isolation").
+
+    :raises InputError: the workload has no ``jobs``/``nb_res``/``profiles``,
+        or a job lacks ``variety``, ``profile`` or ``bytes_written`` (one
+        line naming the job and the field).
+    """
     tmp = Path(tmp)
+    for key in ("jobs", "nb_res", "profiles"):
+        if key not in workload_dict:
+            raise InputError(f"pretrain: the workload has no field {key!r}")
     seen: dict = {}
     for job in workload_dict["jobs"]:
+        for key in ("variety", "profile", "bytes_written"):
+            if key not in job:
+                raise InputError(f"pretrain: job {job.get('id')!r} has no field {key!r} "
+                                 f"(a workload of python -m iosched.pfsbw.workload)")
+        if job["profile"] not in workload_dict["profiles"]:
+            raise InputError(f"pretrain: job {job.get('id')!r}: profile {job['profile']!r} is not in the "
+                             f"workload's profiles")
         seen.setdefault(job["variety"], job)   # the first job of each type
     out = {}
     for variety, job in sorted(seen.items()):
@@ -304,7 +319,11 @@ def pretrain_cmd(out, platform, wl_path, tmp):
         wl = json.loads(Path(wl_path).read_text())
     except (OSError, ValueError) as exc:
         raise click.ClickException(f"{wl_path}: cannot read the workload: {exc}") from None
-    samples = pretrain_samples(platform, wl, tmp)
+    check_output_file(out)
+    try:
+        samples = pretrain_samples(platform, wl, tmp)
+    except InputError as exc:
+        raise click.ClickException(str(exc)) from None
     Path(out).write_text(json.dumps(samples, indent=1, sort_keys=True) + "\n")
     click.echo(json.dumps(samples, sort_keys=True))
 
