@@ -629,3 +629,18 @@ def test_pretrain_command_on_jobs_without_a_field_one_line(tmp_path, drop):
     lines = [x for x in res.output.splitlines() if x.strip()]
     assert len(lines) == 1 and repr(drop) in lines[0] and "Traceback" not in res.output
     assert not (tmp_path / "s.json").exists()
+
+
+def test_curve_on_a_platform_that_is_not_xml_one_line(tmp_path):
+    """`pfsbw.workload curve -p NOT_XML`: one line naming the file (a RunError
+    traceback before), no output."""
+    from click.testing import CliRunner
+    from iosched.pfsbw.workload import main as pfsbw_workload
+
+    (tmp_path / "bad.xml").write_text("not xml\n")
+    res = CliRunner().invoke(pfsbw_workload, ["curve", str(tmp_path / "c.csv"), "-p", str(tmp_path / "bad.xml"),
+                                              "--tmp", str(tmp_path / "t")])
+    assert res.exit_code != 0
+    lines = [x for x in res.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and "bad.xml" in lines[0] and "Traceback" not in res.output
+    assert not (tmp_path / "c.csv").exists()

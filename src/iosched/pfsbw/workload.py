@@ -57,8 +57,9 @@ import numpy as np
 from iosched.api import simulate
 from iosched.checks import check_output_file
 from iosched.clicommon import OneLineErrorCommand
-from iosched.errors import InputError
+from iosched.errors import InputError, one_line
 from iosched.platforms import _FOOTER, _HEADER, pfs_zone_lines
+from iosched.run.result import RunError
 
 __all__ = ["GIB", "NODE_BW", "PFS_BW", "WALLTIME", "SLEEP", "platform_xml", "workload",
            "workload1", "workload2", "measure_curve", "pretrain_samples"]
@@ -298,8 +299,12 @@ def w2_cmd(out, waves, sleep, noise, seed):
 @click.option("--tmp", default="/tmp/pfsbw-curve", show_default=True)
 def curve_cmd(out, platform, tmp):
     """Measure total throughput against 1..15 concurrent write x8 jobs (CSV)."""
+    check_output_file(out)
     Path(tmp).mkdir(parents=True, exist_ok=True)
-    rows = measure_curve(platform, tmp)
+    try:
+        rows = measure_curve(platform, tmp)
+    except (InputError, RunError) as exc:
+        raise click.ClickException(f"curve: {one_line(exc)}") from None
     with open(out, "w") as f:
         f.write("concurrent_jobs,total_GiB_per_s,job_runtime_s\n")
         for n, rate, rt in rows:
@@ -322,8 +327,8 @@ def pretrain_cmd(out, platform, wl_path, tmp):
     check_output_file(out)
     try:
         samples = pretrain_samples(platform, wl, tmp)
-    except InputError as exc:
-        raise click.ClickException(str(exc)) from None
+    except (InputError, RunError) as exc:
+        raise click.ClickException(one_line(exc)) from None
     Path(out).write_text(json.dumps(samples, indent=1, sort_keys=True) + "\n")
     click.echo(json.dumps(samples, sort_keys=True))
 
