@@ -44,6 +44,7 @@ from test_golden import CASES, FCFSIO_CASES, G8, ORDER_DEPENDENT, HERE, case_inp
 from test_golden_families import ABORTED, AGREEING, REFUSED, engine_flags, scheduler_and_options
 from test_golden_families import case as golden_case
 from test_real_batsim import family_inputs, small_workload
+from processes import RECORD as PROCESS_RECORD
 
 from iosched.batsim.wire import batsim_numbers
 from iosched.engine.inproc import wire_copy
@@ -330,21 +331,14 @@ def test_wire_copy_falls_back_to_json_text():
 # --------------------------------------------------------------------------
 # failures: one line, non-zero, no process left
 
-RECORD = textwrap.dedent('''
-    import json, os, subprocess, sys, time
-    import psutil
+RECORD = PROCESS_RECORD + textwrap.dedent('''
+    import time
     from batsim.batsim import BatsimScheduler
 
+    _record = record
+
     def record(spawn=True):
-        path = os.environ.get("INPROC_PIDS")
-        procs = [psutil.Process()]
-        if spawn:
-            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-            procs.append(psutil.Process(child.pid))
-        if path:
-            with open(path, "a") as f:
-                for p in procs:
-                    f.write(json.dumps([p.pid, p.create_time()]) + "\\n")
+        _record("INPROC_PIDS", spawn)
 ''')
 
 SCHEDULERS = {

@@ -27,6 +27,8 @@ import pytest
 import yaml
 
 import batsim
+from processes import RECORD
+
 from iosched.errors import InputError
 from iosched.run import affinity, robin, simulation, supervise
 from iosched.run.result import RunError
@@ -39,23 +41,6 @@ JOBS_HEADER = ("job_id,workload_name,profile,submission_time,requested_number_of
                "requested_time,success,final_state,starting_time,execution_time,finish_time,"
                "waiting_time,turnaround_time,stretch,allocated_resources,consumed_energy,"
                "metadata")
-
-RECORD = textwrap.dedent('''
-    import json, os, subprocess, sys
-    import psutil
-
-    def record(env_var, spawn=True):
-        """Append this process (and a sleeping child) to the JSON-lines file $env_var."""
-        path = os.environ.get(env_var)
-        procs = [psutil.Process()]
-        if spawn:
-            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-            procs.append(psutil.Process(child.pid))
-        if path:
-            with open(path, "a") as f:
-                for p in procs:
-                    f.write(json.dumps([p.pid, p.create_time()]) + "\\n")
-''')
 
 FAKE_ENGINE = RECORD + textwrap.dedent('''
     import argparse, time
