@@ -12,7 +12,8 @@ from iosched.analysis.jobs import merge_runs
 from iosched.batsim.dynamic import phase_count, phase_profile_name
 from iosched.batsim.jobs import COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED
 from iosched.bb.model import GB, JobRequest, build_run, phase_jobs
-from iosched.schedulers.burstbuffer import Burstbuffer, _Run
+from iosched.sched.executor import DEADLINE, Phase, Plan
+from iosched.schedulers.burstbuffer import Burstbuffer
 
 
 def test_phase_profile_names_carry_the_number_of_phases():
@@ -39,6 +40,9 @@ class _Bs:
     def time(self):
         return self.now
 
+    def reject_jobs(self, jobs):
+        pass
+
     def register_profiles(self, workload, profiles):
         pass
 
@@ -51,29 +55,19 @@ class _Bs:
 
 
 def _scheduler_with_run(now):
+    """A burst-buffer scheduler whose job ``w0!7`` (3 phases, walltime 100 s)
+    started at 0 and runs its phase 0."""
     s = Burstbuffer({"policy": "sjf-bb"})
-    s.bs = _Bs(now)
-    phases = [(f"bb!7:{k}", f"7:{k}/3", {"type": "parallel", "cpu": [0], "com": [0]})
-              for k in range(3)]
-    s.runs["w0!7"] = _Run(ProcSet(0), 1, 100.0, phases, 1, 100.0)   # phase 0 runs, deadline 100
-    s.by_run["bb!7:0"] = "w0!7"
-    done = SimpleNamespace(id="bb!7:0", job_state=SimpleNamespace(name=COMPLETED_SUCCESSFULLY))
+    s.bs = _Bs(0.0)
+    phases = [Phase({"type": "parallel", "cpu": [0], "com": [0]}, ProcSet(0)) for _ in range(3)]
+    running = SimpleNamespace(job=SimpleNamespace(id="w0!7", batsim=SimpleNamespace(id="w0!7")),
+                              start=0.0)
+    s.executor.start(running, Plan(phases, 100.0, DEADLINE, counted=True))
+    assert s.bs.registered == [("bb!7:0", 100.0, "7:0/3")]
+    s.bs.now, s.bs.registered = now, []
+    done = SimpleNamespace(id="bb!7:0", workload="bb",
+                           job_state=SimpleNamespace(name=COMPLETED_SUCCESSFULLY))
     return s, done
-
-
-def test_scheduler_ends_the_job_when_a_phase_ends_at_the_walltime():
-    s, done = _scheduler_with_run(now=100.0)
-    assert s.completed_id(done) == "w0!7"
-    assert s.completed["w0!7"] == COMPLETED_WALLTIME_REACHED
-    assert s.bs.registered == []                 # no further phase
-    s, done = _scheduler_with_run(now=100.0)
-    ended = []
-    s.core = SimpleNamespace(end=lambda jid, state, now: ended.append((jid, state, now)))
-    s.onJobCompletion(done)                      # the core is told the job's final state
-    assert ended == [("w0!7", COMPLETED_WALLTIME_REACHED, 100.0)]
-    s, done = _scheduler_with_run(now=60.0)      # before the walltime: the next phase runs
-    assert s.completed_id(done) is None
-    assert s.bs.registered == [("bb!7:1", 40.0, "7:1/3")]
 
 
 def _rows(last_k, names=True):

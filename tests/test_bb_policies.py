@@ -40,6 +40,7 @@ from pathlib import Path
 import pytest
 
 from iosched.analysis.jobs import collapse_phases, jobs_from_rows, merge_job_rows
+from iosched.batsim.dynamic import RUN_WORKLOAD
 from iosched.bb import model
 from iosched.platforms import cluster_xml
 from iosched.run.simulation import run_simulation
@@ -96,8 +97,8 @@ def run(tmp: Path, policy, workload, nb_nodes=5, storage="node_4", cap=CAP, **op
 
 def runs_of(rows):
     """One row per run (the per-phase rows ``J:k`` collapsed), as dicts."""
-    t = collapse_phases(jobs_from_rows(rows, merge=False), model.DYN_WORKLOAD)
-    return [r for r in t.to_dict("records") if r["workload_name"] == model.DYN_WORKLOAD]
+    t = collapse_phases(jobs_from_rows(rows, merge=False), RUN_WORKLOAD)
+    return [r for r in t.to_dict("records") if r["workload_name"] == RUN_WORKLOAD]
 
 
 def starts(rows):

@@ -1,8 +1,9 @@
 """Naming of the dynamic jobs that run workload jobs.
 
 A scheduler that runs a workload job ``w0!J`` as dynamic jobs it registers
-itself (Batsim's ``--enable-dynamic-jobs``; the burst-buffer family does)
-rejects ``w0!J`` and names its runs in the workload :data:`RUN_WORKLOAD`:
+itself (Batsim's ``--enable-dynamic-jobs``; the burst-buffer, list/pack
+and locality families do, through :mod:`iosched.sched.executor`) rejects
+``w0!J`` and names its runs in the workload :data:`RUN_WORKLOAD`:
 
 * one run per workload job: ``bb!J`` (the embedded-only ``composed``
   encoding of the burst-buffer family);
@@ -68,9 +69,12 @@ def static_id_of(run_id: str, workload: str = STATIC_WORKLOAD) -> str:
     return job_id(workload, base_local_id(local_id(run_id)))
 
 
-def phase_profile_name(local: str, k: int, n: int) -> str:
+def phase_profile_name(local: str, k: int, n: "int | None" = None) -> str:
     """``("12", 3, 7)`` -> ``"12:3/7"``: the profile of phase ``k`` of a run
-    of ``n`` phases of workload job ``12``."""
+    of ``n`` phases of workload job ``12``; ``("12", 3)`` -> ``"12:3"``
+    (the number of phases not carried)."""
+    if n is None:
+        return f"{local}{PHASE_SEPARATOR}{int(k)}"
     return f"{local}{PHASE_SEPARATOR}{int(k)}{PHASE_COUNT_SEPARATOR}{int(n)}"
 
 

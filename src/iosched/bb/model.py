@@ -68,14 +68,14 @@ from typing import Mapping, Sequence
 
 from procset import ProcSet
 
-from iosched.batsim.dynamic import PHASE_SEPARATOR, RUN_WORKLOAD, phase_job_id, phase_profile_name, run_job_id
+from iosched.batsim.dynamic import PHASE_SEPARATOR, phase_job_id, phase_profile_name, run_job_id
 from iosched.batsim.jobs import NO_WALLTIME, walltime_seconds
 from iosched.errors import InputError
 from iosched.sched.timeline import procset_of_ids
 
 __all__ = [
     "MB", "GB", "KIB", "CPU_SPEED", "TARGET_PHASE_FLOPS", "MAX_COMPUTE_PHASES",
-    "CHECKPOINT_FACTOR", "DYN_WORKLOAD", "JobRequest", "RunSpec", "num_compute_phases",
+    "CHECKPOINT_FACTOR", "JobRequest", "RunSpec", "num_compute_phases",
     "job_request", "build_run", "bb_held", "phase_jobs", "Numbers",
 ]
 
@@ -91,9 +91,6 @@ TARGET_PHASE_FLOPS = 3600e9
 MAX_COMPUTE_PHASES = 10
 #: Checkpoint size / burst-buffer request (artifact ``_checkpoint_phase_factor``).
 CHECKPOINT_FACTOR = 0.5
-#: Name of the dynamic workload that holds the registered jobs and profiles
-#: (the project's convention for the jobs that run workload jobs).
-DYN_WORKLOAD = RUN_WORKLOAD
 
 
 @dataclass(frozen=True)
@@ -151,7 +148,7 @@ class RunSpec:
 
     ``job_id`` (``bb!J``), ``profile`` (name of the composed profile),
     ``profiles`` (name -> Batsim profile dict, to REGISTER_PROFILE in
-    :data:`DYN_WORKLOAD`), ``alloc`` (ProcSet: compute nodes, burst-buffer
+    :data:`iosched.batsim.dynamic.RUN_WORKLOAD`), ``alloc`` (ProcSet: compute nodes, burst-buffer
     nodes, PFS), ``res`` (int, ``len(alloc)``), ``walltime`` (s or -1),
     ``sequence`` (the composed profile's step names, in order), ``phases``
     (number of compute phases), ``bb_per_storage`` (storage id -> bytes held).

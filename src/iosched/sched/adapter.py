@@ -3,15 +3,21 @@
 :class:`PybatsimScheduler` is a pybatsim ``BatsimScheduler`` that only
 translates: each Batsim event becomes a call of the scheduler core
 (:class:`~iosched.sched.core.Scheduler`), and each decision of the core
-becomes pybatsim calls (EXECUTE_JOB, REJECT_JOB, CALL_ME_LATER). The
-scheduling pass runs once per Batsim message, in ``onNoMoreEvents``, after
-every event of the message has been recorded.
+becomes pybatsim calls (REJECT_JOB, CALL_ME_LATER). The scheduling pass
+runs once per Batsim message, in ``onNoMoreEvents``, after every event of
+the message has been recorded.
+
+A started job is run by the :class:`~iosched.sched.executor.Executor`
+(``self.executor``): by default the workload job itself on its allocation
+(EXECUTE_JOB); a family whose jobs run as dynamic phase jobs (burst
+buffers, list/pack, locality) sets :attr:`PybatsimScheduler.DYNAMIC_JOBS`
+and says in :meth:`run_plan` which phases a started job has
+(:class:`~iosched.sched.executor.Plan`); the executor registers them,
+advances them on completion and tells the core when the job is over.
 
 A scheduler file for the pybatsim launcher (``pybatsim FILE.py``) defines a
 subclass named after the file that builds its core in :meth:`make_core`
-from the pybatsim options; a family whose jobs are run differently (the
-burst-buffer family registers one dynamic job per workload job) overrides
-:meth:`launch`, :meth:`completed_id` and :meth:`accepts`.
+from the pybatsim options.
 
 Attributes not defined here (``profile``, ``queue``, ``running``,
 ``rejections``, ``stats``, ``plans``, ``head_reservation``...) are read from
@@ -24,17 +30,11 @@ from __future__ import annotations
 from batsim.batsim import BatsimScheduler
 
 from iosched.sched.core import Scheduler
+from iosched.sched.executor import Executor, Plan, state_name
 from iosched.sched.machine import Machine
 from iosched.sched.options import check_declared
 
 __all__ = ["PybatsimScheduler", "state_name"]
-
-
-def state_name(batsim_job) -> str:
-    """The final state of a pybatsim job as Batsim's string
-    (``COMPLETED_SUCCESSFULLY``...)."""
-    state = getattr(batsim_job, "job_state", None)
-    return getattr(state, "name", str(state if state is not None else ""))
 
 
 class PybatsimScheduler(BatsimScheduler):
@@ -44,7 +44,9 @@ class PybatsimScheduler(BatsimScheduler):
         ``self.options``.
     :raises InputError: as :meth:`make_core` does (bad options).
 
-    Attribute ``core``: the :class:`~iosched.sched.core.Scheduler`.
+    Attribute ``core``: the :class:`~iosched.sched.core.Scheduler`;
+    ``executor``: the :class:`~iosched.sched.executor.Executor` that runs
+    started jobs.
 
     Class attribute ``OPTIONS``: the option names the scheduler reads
     (``name -> one-line description``, see :mod:`iosched.sched.options`);
@@ -55,10 +57,15 @@ class PybatsimScheduler(BatsimScheduler):
     #: option name -> one-line description, or None (undeclared, unchecked)
     OPTIONS: dict[str, str] | None = None
 
+    #: Whether the family runs started jobs as dynamic phase jobs (the engine
+    #: needs ``--enable-dynamic-jobs``): its own jobs are not submitted to
+    #: the core, and registrations end with NOTIFY ``registration_finished``.
+    DYNAMIC_JOBS: bool = False
+
     def __init__(self, options=None):
         super().__init__(dict(options or {}))
         check_declared(self.options, self.OPTIONS, f"scheduler {type(self).__name__}")
-        self._to_execute: list = []
+        self.executor = Executor(self, dynamic=self.DYNAMIC_JOBS)
         self._for_core = True
         self.core: Scheduler = self.make_core(self.options)
         self.core.launcher = self
@@ -84,27 +91,42 @@ class PybatsimScheduler(BatsimScheduler):
         raise NotImplementedError
 
     def accepts(self, batsim_job) -> bool:
-        """Whether a JOB_SUBMITTED job is for the core (default: all)."""
-        return True
+        """Whether a JOB_SUBMITTED job is for the core (default: all but
+        the dynamic jobs the executor registers,
+        :meth:`Executor.accepts <iosched.sched.executor.Executor.accepts>`)."""
+        return self.executor.accepts(batsim_job)
 
     def completed_id(self, batsim_job):
         """The core's job id of a completed or killed Batsim job, or None to
-        ignore it (default: its own id)."""
-        return batsim_job.id
+        ignore it (default: the executor's answer,
+        :meth:`Executor.completed <iosched.sched.executor.Executor.completed>`:
+        a static job's own id; a phase job's workload job once its run is
+        over)."""
+        return self.executor.completed(batsim_job)
 
     def completed_state(self, batsim_job, job_id) -> str:
         """The final state the core records for ``job_id`` when
-        ``batsim_job`` completed (default: Batsim's, :func:`state_name`)."""
-        return state_name(batsim_job)
+        ``batsim_job`` completed (default: the executor's,
+        :meth:`Executor.final_state <iosched.sched.executor.Executor.final_state>`:
+        Batsim's for a static job)."""
+        return self.executor.final_state(batsim_job, job_id)
+
+    def run_plan(self, running) -> Plan | None:
+        """How a started job runs (a :class:`~iosched.sched.executor.Plan`),
+        or None (default): the workload job itself on its allocation."""
+        return None
 
     def launch(self, running) -> None:
-        """Run a started job (a :class:`~iosched.sched.job.RunningJob`):
-        default, EXECUTE_JOB on its allocation, sent at the end of the pass."""
-        running.job.batsim.allocation = running.resources
-        self._to_execute.append(running.job.batsim)
+        """Run a started job (a :class:`~iosched.sched.job.RunningJob`) by
+        its :meth:`run_plan` (:meth:`Executor.start
+        <iosched.sched.executor.Executor.start>`); a static EXECUTE_JOB is
+        sent at the end of the pass."""
+        self.executor.start(running, self.run_plan(running))
 
     def after_pass(self, now: float) -> None:
-        """Called after each scheduling pass (default: nothing)."""
+        """Called after each scheduling pass, before the executor's own
+        (:meth:`Executor.after_pass <iosched.sched.executor.Executor.after_pass>`)
+        (default: nothing)."""
 
     # --------------------------------------------------- core -> Batsim
     def start(self, running) -> None:
@@ -199,10 +221,10 @@ class PybatsimScheduler(BatsimScheduler):
         now = self.bs.time()
         if self._for_core:
             self.core.schedule(now)
-        if self._to_execute:
-            jobs, self._to_execute = self._to_execute, []
-            self.bs.execute_jobs(jobs)
+        executor = self.executor
+        executor.flush()
         self.after_pass(now)
+        executor.after_pass(now)
 
     def onSimulationEnds(self):
         """SIMULATION_ENDS: the core logs its summary."""

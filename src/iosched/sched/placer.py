@@ -47,14 +47,24 @@ class Allocation:
     :param pools: pool name -> amount held over the job's interval (float,
         in the pool's unit: bytes, bytes/s).
     :param data: anything the family needs at launch; not interpreted.
+    :param mapping: executor rank (str) -> resource id, sent with the
+        job's EXECUTE_JOB when it runs statically
+        (:mod:`iosched.sched.executor`), or None: Batsim's default (one
+        executor per resource).
+    :param storage_mapping: storage label -> storage resource id, sent with
+        the job's EXECUTE_JOB when it runs statically, or None (none sent:
+        Batsim uses the platform's only storage host).
 
     ``mask`` is the resources as an int bit mask. Allocations may be
-    memoised and shared by placers: never mutate one.
+    memoised and shared by placers: never mutate one (:meth:`with_io`
+    makes a copy with other mappings).
     """
 
-    __slots__ = ("_ids", "_resources", "mask", "_held", "pools", "data")
+    __slots__ = ("_ids", "_resources", "mask", "_held", "pools", "data", "mapping",
+                 "storage_mapping")
 
-    def __init__(self, resources, pools: Optional[Mapping[str, float]] = None, data=None):
+    def __init__(self, resources, pools: Optional[Mapping[str, float]] = None, data=None,
+                 mapping: Optional[dict] = None, storage_mapping: Optional[dict] = None):
         if isinstance(resources, ProcSet):
             self._resources, self._ids = resources, None
             self.mask = mask_of(resources)
@@ -70,6 +80,15 @@ class Allocation:
         self._held = None
         self.pools = dict(pools or {})
         self.data = data
+        self.mapping = mapping
+        self.storage_mapping = storage_mapping
+
+    def with_io(self, mapping: Optional[dict] = None,
+                storage_mapping: Optional[dict] = None) -> "Allocation":
+        """A copy of this allocation (same resources, pools and data) with
+        ``mapping`` and ``storage_mapping`` (see the class documentation)."""
+        return Allocation(self.mask if self._resources is None else self._resources, self.pools,
+                          self.data, mapping, storage_mapping)
 
     @property
     def resources(self) -> ProcSet:

@@ -65,7 +65,8 @@ plan-based policies list-schedule (:mod:`iosched.sched.listschedule`) the
 order found by :func:`iosched.bb.plan.artifact_order` (or
 :func:`~iosched.bb.plan.best_order`). This file keeps the options and the
 Batsim side: each started job runs as one dynamic job per phase
-(:func:`iosched.bb.model.phase_jobs`).
+(:func:`iosched.bb.model.phase_jobs`), by the core's executor
+(:mod:`iosched.sched.executor`, walltime rule ``DEADLINE``).
 
 Sources: paper Sections 3-4; artifact ``burstbuffer/alloc_only.py``,
 ``io_aware.py``, ``scheduler_options.json``.
@@ -80,15 +81,13 @@ import time
 
 from procset import ProcSet
 
-from dataclasses import dataclass
-
-from iosched.batsim.jobs import COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED, NO_WALLTIME
 from iosched.bb import compiled, model, plan
 from iosched.bb.placement import NODE_CHOICES, STORAGE_CHOICES, BurstBufferPlacer, NodesOnlyPlacer
 from iosched.checks import option_number
 from iosched.errors import InputError
-from iosched.sched.adapter import PybatsimScheduler, state_name
+from iosched.sched.adapter import PybatsimScheduler
 from iosched.sched.core import Scheduler
+from iosched.sched.executor import DEADLINE, Phase, Plan
 from iosched.sched.listschedule import ListSchedule, waiting_cost
 from iosched.sched.orders import fcfs, sjf
 from iosched.sched.policies import Easy, Fcfs, Filler
@@ -128,21 +127,6 @@ EVALUATORS = ("compiled", "python")
 INF = float("inf")
 
 
-@dataclass
-class _Run:
-    """The run of one started workload job: hosts ``alloc`` (ProcSet) and
-    their number ``res``, ``walltime`` (s or -1), ``phases`` (see
-    :func:`iosched.bb.model.phase_jobs`; empty for the composed encoding),
-    index ``next`` of the next phase, ``deadline`` (s: start + walltime)."""
-
-    alloc: ProcSet
-    res: int
-    walltime: float
-    phases: list
-    next: int
-    deadline: float
-
-
 #: Burst-buffer capacity per storage node (bytes): the artifact's 40 GB
 #: (``platforms/dragonfly96.yaml``). The paper's reasoning gives 39.37 GB
 #: (:func:`iosched.bb.workload.expected_capacity_per_storage`), which the
@@ -172,13 +156,15 @@ class Burstbuffer(PybatsimScheduler):
     Public state: ``profile`` (AvailabilityProfile: compute nodes + pools
     ``bb:<storage id>``), ``topology``, ``started`` (list of ``(time,
     static id, nodes ProcSet, {node: storage id})``), ``completed`` (dict
-    static id -> final state), ``rejections`` (dict id -> reason),
-    ``searches`` (list of plan search summaries).
+    static id -> final state, :attr:`Executor.ended
+    <iosched.sched.executor.Executor.ended>`), ``rejections`` (dict id ->
+    reason), ``searches`` (list of plan search summaries).
 
     :raises InputError: unknown policy or bad option.
     """
 
     OPTIONS = OPTIONS
+    DYNAMIC_JOBS = True
     #: a message holding only phase completions runs no pass (the composed
     #: encoding has no such message, so both encodings decide alike)
     SKIP_INTERNAL_PASSES = True
@@ -219,12 +205,8 @@ class Burstbuffer(PybatsimScheduler):
         self.encoding = str(opts.get("encoding", "phases"))
         if self.encoding not in ENCODINGS:
             raise InputError(f"encoding={self.encoding!r} is unknown; expected one of {', '.join(ENCODINGS)}")
-        self.by_run: dict = {}        # dynamic job id -> static id
-        self.runs: dict = {}          # static id -> _Run
         self.started: list = []
-        self.completed: dict = {}
         self.searches: list = []
-        self._notified = False
         self._calls: set = set()
         policy = {
             "fcfs": Fcfs(),
@@ -243,87 +225,37 @@ class Burstbuffer(PybatsimScheduler):
         before SIMULATION_BEGINS)."""
         return self.placer.topology
 
+    @property
+    def completed(self) -> dict:
+        """Static id -> final state of the ended jobs (a phase that
+        completed at the walltime while phases remain ends its job as
+        ``COMPLETED_WALLTIME_REACHED``)."""
+        return self.executor.ended
+
     # ------------------------------------------------------- Batsim side
-    def accepts(self, batsim_job) -> bool:
-        """Our own dynamic jobs are not workload jobs."""
-        return batsim_job.workload != model.DYN_WORKLOAD
-
-    def completed_id(self, batsim_job):
-        """The workload job whose run ended with this dynamic job, or None.
-
-        A phase that completed successfully while phases remain starts the
-        next phase (at the same simulated time) and returns None: the
-        workload job still holds its resources. Otherwise (last phase, a
-        phase killed at the walltime or failed, or the single ``composed``
-        run) the workload job ends. Jobs that are not ours return None.
-        """
-        sid = self.by_run.pop(batsim_job.id, None)
-        if sid is None:
-            return None
-        state = state_name(batsim_job)
-        run = self.runs[sid]
-        if state == COMPLETED_SUCCESSFULLY and run.next < len(run.phases):
-            if run.walltime == NO_WALLTIME or run.deadline > self.bs.time():
-                self._execute_phase(sid, run)
-                return None
-            state = COMPLETED_WALLTIME_REACHED   # the walltime ends with this phase
-        del self.runs[sid]
-        self.completed[sid] = state
-        return sid
-
-    def completed_state(self, batsim_job, job_id) -> str:
-        """The workload job's final state as :meth:`completed_id` decided it
-        (a phase that completed at the walltime while phases remain ends the
-        job as ``COMPLETED_WALLTIME_REACHED``), for the core's statistics."""
-        return self.completed[job_id]
-
-    def launch(self, running) -> None:
-        """Reject the workload job (its run replaces it) and run it on the
-        job's nodes, burst-buffer nodes and the PFS: one dynamic job per
-        phase (default) or one job with a composed profile (option
-        ``encoding``, embedded-only); :mod:`iosched.bb.model`."""
+    def run_plan(self, running) -> Plan:
+        """The job's run on its nodes, burst-buffer nodes and the PFS
+        (:func:`iosched.bb.model.build_run`): one phase per step
+        (:func:`iosched.bb.model.phase_jobs`, default) or one job with a
+        composed profile (option ``encoding``, embedded-only); each phase
+        gets what is left of the job's walltime."""
         job, alloc = running.job, running.allocation
         run = model.build_run(job.id, job.request, list(alloc.resources), alloc.data, self.placer.pfs)
-        self.bs.reject_jobs([job.batsim])
-        if self.encoding == "composed":
-            self.bs.register_profiles(model.DYN_WORKLOAD, run.profiles)
-            rjob = self.bs.register_job(run.job_id, run.res, run.walltime, run.profile)
-            rjob.allocation = run.alloc
-            self.bs.execute_job(rjob)
-            self.by_run[run.job_id] = job.id
-            self.runs[job.id] = _Run(run.alloc, run.res, run.walltime, [], 0, running.start)
-        else:
-            state = _Run(run.alloc, run.res, run.walltime, model.phase_jobs(job.id, run), 0,
-                         running.start + run.walltime if run.walltime != NO_WALLTIME else INF)
-            self.runs[job.id] = state
-            self._execute_phase(job.id, state)
         self.started.append((running.start, job.id, ProcSet(alloc.resources), dict(alloc.data)))
-
-    def _execute_phase(self, static_id: str, run: "_Run") -> None:
-        """Register and execute the next phase of ``run`` (walltime: what is
-        left of the job's)."""
-        jid, pname, profile = run.phases[run.next]
-        run.next += 1
-        self.bs.register_profiles(model.DYN_WORKLOAD, {pname: profile})
-        wt = NO_WALLTIME if run.walltime == NO_WALLTIME else run.deadline - self.bs.time()
-        rjob = self.bs.register_job(jid, run.res, wt, pname)
-        rjob.allocation = run.alloc
-        self.bs.execute_job(rjob)
-        self.by_run[jid] = static_id
+        if self.encoding == "composed":
+            parts = {name: p for name, p in run.profiles.items() if name != run.profile}
+            return Plan.composed_of(run.profiles[run.profile], parts, run.alloc, run.walltime)
+        phases = [Phase(profile, run.alloc) for _, _, profile in model.phase_jobs(job.id, run)]
+        return Plan(phases, run.walltime, DEADLINE, counted=True)
 
     def after_pass(self, now: float) -> None:
-        """Periodic calls while jobs wait (option ``period``), and the end of
-        dynamic registrations once every job is done."""
+        """Periodic calls while jobs wait (option ``period``)."""
         core = self.core
         if self.period > 0 and len(core):
             t = (math.floor(now / self.period + 1e-9) + 1) * self.period
             if t not in self._calls:
                 self._calls.add(t)
                 self.bs.wake_me_up_at(t)
-        if (self.bs.no_more_static_jobs and not len(core) and not core.running
-                and not self._notified):
-            self._notified = True
-            self.bs.notify_registration_finished()
 
     def onSimulationEnds(self):
         super().onSimulationEnds()

@@ -48,6 +48,7 @@ from iosched.dad.model import read_task, replica_for
 from iosched.errors import InputError
 from iosched.sched.adapter import PybatsimScheduler
 from iosched.sched.core import Scheduler
+from iosched.sched.executor import Plan
 from iosched.sched.orders import fcfs
 
 __all__ = ["Dad", "POLICIES", "OPTIONS"]
@@ -113,9 +114,10 @@ class Dad(PybatsimScheduler):
         self._sources: dict = {}  # running job id -> the nodes it reads from remotely
         return Scheduler(self.dispatcher, NodePlacer(), fcfs, read_job=read_dad_job, name="Dad")
 
-    def launch(self, running) -> None:
-        """EXECUTE_JOB on the task's slots with ``storage_mapping``: each
-        file's label -> the disk of the replica read from the task's node."""
+    def run_plan(self, running) -> Plan:
+        """Static: EXECUTE_JOB on the task's slots with ``storage_mapping``:
+        each file's label -> the disk of the replica read from the task's
+        node (chosen now: it depends on the remote readers running)."""
         job, alloc = running.job, running.allocation
         node, disks = alloc.data, self.core.placer.disks
         sources = {f.name: replica_for(f, node, self.serving) for f in job.request.files}
@@ -123,16 +125,16 @@ class Dad(PybatsimScheduler):
         for src in remote:        # a task counts once per node it reads from
             self.serving[src] = self.serving.get(src, 0) + 1
         self._sources[job.id] = remote
-        job.batsim.storage_mapping = {name: disks[src] for name, src in sources.items()}
         self.started.append((running.start, job.id, node, sources))
-        super().launch(running)
+        return Plan.static(alloc.with_io(
+            storage_mapping={name: disks[src] for name, src in sources.items()}))
 
     def completed_id(self, batsim_job):
         """The job's own id; it stops counting as a remote reader of its
         source nodes (``serving``)."""
         for src in self._sources.pop(batsim_job.id, ()):
             self.serving[src] -= 1
-        return batsim_job.id
+        return super().completed_id(batsim_job)
 
     def onSimulationEnds(self):
         """SIMULATION_ENDS: the core's summary, then the ``stats`` file if asked."""

@@ -23,13 +23,16 @@ Options (pybatsim ``-o`` JSON):
 
 Workload jobs carry ``nodes``, ``periods``, ``w`` (s) and ``v`` (bytes)
 (:mod:`iosched.listpack.workload`). A started job ``w0!J`` is rejected and
-run as dynamic jobs of the workload ``io``, one per phase: ``io!J.c<k>`` (a
-``delay`` of ``w`` on all the job's resources) then ``io!J.o<k>`` (a
+run by the core's executor (:mod:`iosched.sched.executor`) as dynamic jobs
+of the workload ``bb`` (:mod:`iosched.batsim.dynamic`), one per phase,
+period ``k = 0..n-1`` being phases ``2k`` and ``2k + 1``: ``bb!J:2k`` (a
+``delay`` of ``w`` on all the job's resources) then ``bb!J:2k+1`` (a
 ``parallel_homogeneous_pfs`` writing ``v`` bytes from the job's first
-resource to the PFS, ``storage_mapping`` pfs -> the PFS's id), ``k = 0..n-1``.
-Each phase gets its own profile (Batsim collects a dynamic profile when its
-job ends). The job's resources are held by the core from its start to the
-end of its last I/O phase.
+resource to the PFS, ``storage_mapping`` pfs -> the PFS's id), which starts
+when the I/O arbiter grants it. Each phase gets its own profile ``J:k``
+(Batsim collects a dynamic profile when its job ends) and no walltime. The
+job's resources are held by the core from its start to the end of its last
+I/O phase.
 """
 
 from __future__ import annotations
@@ -38,25 +41,21 @@ import math
 
 from procset import ProcSet
 
-from iosched.batsim.dynamic import PHASE_SEPARATOR, RUN_WORKLOAD, phase_job_id
-from iosched.batsim.jobs import COMPLETED_SUCCESSFULLY, local_id
 from iosched.checks import option_number
 from iosched.errors import InputError
 from iosched.listpack.arbiter import IO_MODELS, IOArbiter
 from iosched.listpack.model import DEFAULT_BANDWIDTH, PeriodicJob
 from iosched.listpack.packs import PackPolicy, order_key
-from iosched.sched.adapter import PybatsimScheduler, state_name
+from iosched.sched.adapter import PybatsimScheduler
 from iosched.sched.core import Scheduler
+from iosched.sched.executor import UNBOUNDED, Phase, Plan
 from iosched.sched.orders import fcfs
 from iosched.sched.policies import Easy, Fcfs
 
-__all__ = ["Listpack", "POLICIES", "OPTIONS", "IO_WORKLOAD", "BW_POOL", "read_periodic_job"]
+__all__ = ["Listpack", "POLICIES", "OPTIONS", "BW_POOL", "read_periodic_job"]
 
 POLICIES = ("io-list", "io-list-bf", "io-pack-random", "io-pack-max", "io-pack-char",
             "io-pack-random-bf", "io-pack-max-bf", "io-pack-char-bf")
-#: Dynamic workload of the phase jobs (the project's convention,
-#: :mod:`iosched.batsim.dynamic`: ``bb!J:k``, so the metrics merge them into ``w0!J``).
-IO_WORKLOAD = RUN_WORKLOAD
 #: The options the scheduler reads (``iosched.sched.options``): name -> meaning.
 OPTIONS = {
     "policy": "io-list, io-pack-random, io-pack-max, io-pack-char, each also with -bf",
@@ -97,13 +96,6 @@ def read_periodic_job(job_json) -> PeriodicJob:
     return PeriodicJob(nodes, periods, w, v, x)
 
 
-class _Run:
-    __slots__ = ("sid", "spec", "resources", "k")
-
-    def __init__(self, sid, spec, resources):
-        self.sid, self.spec, self.resources, self.k = sid, spec, resources, 0
-
-
 class Listpack(PybatsimScheduler):
     """pybatsim scheduler of the list / pack policies (module doc).
 
@@ -115,6 +107,7 @@ class Listpack(PybatsimScheduler):
     """
 
     OPTIONS = OPTIONS
+    DYNAMIC_JOBS = True
     #: A phase's end changes nothing the core sees (the job holds its
     #: resources until its last I/O phase), so a message holding only phase
     #: events gets no pass -- unless a running job's estimate has just run
@@ -136,12 +129,7 @@ class Listpack(PybatsimScheduler):
         self.seed = option_number(options, "seed", 0, integer=True, minimum=0)
         self.pfs = str(options.get("pfs", "pfs"))
         self.arbiter = IOArbiter(model)
-        self.runs: dict = {}
-        self.phase_of: dict = {}
-        self.phases = 0
-        self.completed: dict = {}
         self._pfs_id = None
-        self._notified = False
         bf = pol.endswith("-bf")
         base = pol[:-3] if bf else pol
         self.pack_policy = None
@@ -161,9 +149,15 @@ class Listpack(PybatsimScheduler):
         spec = read_periodic_job(batsim_job.json_dict)
         return batsim_job.requested_resources, spec.time(self.B), {}, spec
 
-    def accepts(self, batsim_job) -> bool:
-        """Phase jobs are ours, not workload jobs."""
-        return batsim_job.workload != IO_WORKLOAD
+    @property
+    def phases(self) -> int:
+        """Number of phase jobs launched."""
+        return self.executor.phases_started
+
+    @property
+    def completed(self) -> dict:
+        """Static id -> final state of the ended jobs."""
+        return self.executor.ended
 
     def _pfs(self) -> int:
         if self._pfs_id is None:
@@ -173,58 +167,21 @@ class Listpack(PybatsimScheduler):
             self._pfs_id = ids[0]
         return self._pfs_id
 
-    def launch(self, running) -> None:
-        """Reject the workload job and start its first compute phase."""
+    def run_plan(self, running) -> Plan:
+        """Per period, a compute phase (a ``delay`` of ``w`` on all the
+        job's resources) then an I/O phase (``v`` bytes written to the PFS
+        from the first resource), gated by the I/O arbiter; no walltime."""
         job = running.job
-        self.runs[job.id] = _Run(job.id, job.request, ProcSet(running.resources))
-        self.bs.reject_jobs([job.batsim])
-        self._phase(job.id, 0, "c")
-
-    def _phase(self, sid: str, k: int, kind: str) -> None:
-        run = self.runs[sid]
-        # period k: phase 2k computes, phase 2k + 1 writes (iosched.batsim.dynamic)
-        idx = 2 * k + (0 if kind == "c" else 1)
-        name = f"{local_id(sid)}{PHASE_SEPARATOR}{idx}"
-        if kind == "c":
-            prof = {"type": "delay", "delay": run.spec.w}
-            alloc = run.resources
-        else:
-            prof = {"type": "parallel_homogeneous_pfs", "bytes_to_read": 0.0,
-                    "bytes_to_write": run.spec.v, "storage": "pfs"}
-            alloc = ProcSet(min(run.resources))
-        self.bs.register_profiles(IO_WORKLOAD, {name: prof})
-        jid = phase_job_id(sid, idx, IO_WORKLOAD)
-        job = self.bs.register_job(jid, len(alloc), -1, name)
-        job.allocation = alloc
-        if kind == "o":
-            job.storage_mapping = {"pfs": self._pfs()}
-        self.bs.execute_job(job)
-        self.phase_of[jid] = (sid, k, kind)
-        self.phases += 1
-
-    def completed_id(self, batsim_job):
-        """Advance the job whose phase ended; the workload job's id once its
-        last I/O phase ended (or a phase did not succeed), else None."""
-        info = self.phase_of.pop(batsim_job.id, None)
-        if info is None:
-            return None
-        sid, k, kind = info
-        ok = state_name(batsim_job) == COMPLETED_SUCCESSFULLY
-        if kind == "c":
-            if not ok:
-                self.completed[sid] = state_name(batsim_job)
-                return sid
-            for key in self.arbiter.request((sid, k)):
-                self._phase(key[0], key[1], "o")
-            return None
-        for key in self.arbiter.release((sid, k)):
-            self._phase(key[0], key[1], "o")
-        if ok and k + 1 < self.runs[sid].spec.periods:
-            self._phase(sid, k + 1, "c")
-            return None
-        self.completed[sid] = state_name(batsim_job)
-        del self.runs[sid]
-        return sid
+        spec, resources = job.request, ProcSet(running.resources)
+        first = ProcSet(min(resources))
+        pfs = {"pfs": self._pfs()}
+        phases = []
+        for _ in range(spec.periods):
+            phases.append(Phase({"type": "delay", "delay": spec.w}, resources))
+            phases.append(Phase({"type": "parallel_homogeneous_pfs", "bytes_to_read": 0.0,
+                                 "bytes_to_write": spec.v, "storage": "pfs"}, first,
+                                storage_mapping=dict(pfs), gate=self.arbiter))
+        return Plan(phases, rule=UNBOUNDED)
 
     def _overrun_due(self, now: float) -> bool:
         """Whether a running job's estimated end ``T_i(B)`` (not yet
@@ -248,11 +205,3 @@ class Listpack(PybatsimScheduler):
             if self._overrun_due(self.bs.time()):
                 self._core_event()
         super().onNoMoreEvents()
-
-    def after_pass(self, now: float) -> None:
-        """End the dynamic registrations once every job is done."""
-        core = self.core
-        if (self.bs.no_more_static_jobs and not len(core) and not core.running
-                and not self._notified):
-            self._notified = True
-            self.bs.notify_registration_finished()

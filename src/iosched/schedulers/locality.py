@@ -23,6 +23,9 @@ Batsim-standard profiles (``--enable-dynamic-jobs``; no composed profile):
    another job starts its compute phase when that load ends (a
    CALL_ME_LATER); a job whose file is there starts it at once.
 
+The core's executor (:mod:`iosched.sched.executor`, walltime rule
+``LEFT``) registers and advances these phases.
+
 The static workload job is rejected (its dynamic jobs replace it), as the
 burst-buffer family does. The engine run keeps the artifact's integer clock
 (:func:`second`, :meth:`LocalityPolicy._ends_pending`; a platform whose
@@ -43,27 +46,23 @@ import time
 
 from procset import ProcSet
 
-from iosched.batsim.dynamic import PHASE_SEPARATOR, RUN_WORKLOAD, phase_index, phase_job_id
-from iosched.batsim.jobs import COMPLETED_SUCCESSFULLY, local_id, walltime_seconds
+from iosched.batsim.jobs import walltime_seconds
 from iosched.checks import option_number
 from iosched.errors import InputError
 from iosched.locality.cluster import CACHE_RULES, Cluster
 from iosched.locality.metrics import summarize, write_jobs
 from iosched.locality.planner import POLICIES, LJob, Planner
 from iosched.locality.replay import history_order
-from iosched.sched.adapter import PybatsimScheduler, state_name
+from iosched.sched.adapter import PybatsimScheduler
 from iosched.sched.core import Scheduler
+from iosched.sched.executor import LEFT, At, Phase, Plan
 from iosched.sched.placer import Allocation
 
-__all__ = ["Locality", "LocalityPolicy", "LocalityCore", "HoldsOnly", "read_locality_job", "LOAD_WORKLOAD",
-           "RUN_WORKLOAD"]
+__all__ = ["Locality", "LocalityPolicy", "LocalityCore", "HoldsOnly", "read_locality_job"]
 
-#: Workload names of the dynamic jobs: loads and compute phases.
-#: Workload of the dynamic jobs: the project's convention
-#: (:mod:`iosched.batsim.dynamic`): phase 0 ``bb!J:0`` loads the input file,
-#: phase 1 ``bb!J:1`` computes; the metrics merge both into ``w0!J``.
-LOAD_WORKLOAD = RUN_WORKLOAD
-#: Phase indices of a job's dynamic jobs.
+#: Phase indices of a job's dynamic jobs (:mod:`iosched.batsim.dynamic`):
+#: phase 0 ``bb!J:0`` loads the input file, phase 1 ``bb!J:1`` computes;
+#: the metrics merge both into ``w0!J``.
 LOAD_PHASE, COMPUTE_PHASE = 0, 1
 GB = 1e9
 #: How long (s) a pass waits for the ends the model expects in its second
@@ -376,6 +375,7 @@ class Locality(PybatsimScheduler):
     """
 
     OPTIONS = OPTIONS
+    DYNAMIC_JOBS = True
 
     def make_core(self, options: dict) -> Scheduler:
         pol = str(options.get("policy", "lea"))
@@ -394,85 +394,45 @@ class Locality(PybatsimScheduler):
         self.pol.cache_rule = rule
         self.pol.bandwidth = option_number(options, "bandwidth", 0.1e9, minimum=0, exclusive_minimum=True) / GB
         self.pol.clock = lambda: self.bs.time()
-        self.by_dyn: dict = {}       # dynamic job id -> static job id
         self.jobs: dict = {}         # static id -> LJob
         self.t_start: dict = {}      # static id -> start time (s)
-        self.pending: list = []      # heap of (time, static id): compute phases waiting for a load
-        self._notified = False
         self._t0 = time.perf_counter()
         self._last_eval_wall = None  # scheduler wall time (s) when the last evaluated job so far ended
         return LocalityCore(self.pol, order=file_order, read_job=read_locality_job, name="Locality")
 
-    def accepts(self, batsim_job) -> bool:
-        """Our own dynamic jobs are not workload jobs."""
-        return batsim_job.workload != RUN_WORKLOAD
-
     # ------------------------------------------------------------ phases
-    def launch(self, running) -> None:
-        """Start the load phase, or the compute phase now or when the file's load ends."""
+    def run_plan(self, running) -> Plan:
+        """The load phase (a ``parallel_homogeneous_pfs`` read of the file
+        on the first core, within the job's walltime), or a wait until the
+        file's load by another job ends, then the compute phase (a
+        ``delay`` on all the job's cores, with the walltime left)."""
         job = running.job
         lj, _prof = job.request
         self.jobs[job.id] = lj
         self.t_start[job.id] = running.start
-        self.bs.reject_jobs([job.batsim])
+        compute = Phase({"type": "delay", "delay": float(lj.delay)}, running.resources,
+                        index=COMPUTE_PHASE)
         if lj.transfer > 0:
-            lid = phase_job_id(job.id, LOAD_PHASE)
-            pname = f"{local_id(job.id)}{PHASE_SEPARATOR}{LOAD_PHASE}"
-            self.bs.register_profiles(RUN_WORKLOAD, {pname: {
-                "type": "parallel_homogeneous_pfs", "bytes_to_read": float(lj.size) * GB,
-                "bytes_to_write": 0, "storage": "pfs"}})
-            rj = self.bs.register_job(lid, 1, lj.walltime, pname)
-            rj.allocation = ProcSet(min(running.resources))
-            self.bs.execute_job(rj)
-            self.by_dyn[lid] = job.id
-        elif lj.waiting > 0:
-            t = running.start + lj.waiting
-            heapq.heappush(self.pending, (t, job.id))
-            self.core.wake_up_at(t, self.bs.time())
-        else:
-            self._compute(job.id, running.start)
-
-    def _compute(self, sid: str, now: float) -> None:
-        lj = self.jobs[sid]
-        rec = self.core.running.get(sid)
-        if rec is None:
-            return
-        left = lj.walltime - (now - self.t_start[sid])
-        rid = phase_job_id(sid, COMPUTE_PHASE)
-        name = f"{local_id(sid)}{PHASE_SEPARATOR}{COMPUTE_PHASE}"
-        self.bs.register_profiles(RUN_WORKLOAD, {name: {"type": "delay", "delay": float(lj.delay)}})
-        rj = self.bs.register_job(rid, len(rec.resources), max(left, 1e-6), name)
-        rj.allocation = rec.resources
-        self.bs.execute_job(rj)
-        self.by_dyn[rid] = sid
+            load = Phase({"type": "parallel_homogeneous_pfs", "bytes_to_read": float(lj.size) * GB,
+                          "bytes_to_write": 0, "storage": "pfs"}, ProcSet(min(running.resources)),
+                         index=LOAD_PHASE, whole_walltime=True)
+            return Plan((load, compute), lj.walltime, LEFT)
+        if lj.waiting > 0:
+            compute.gate = At(running.start + lj.waiting)
+        return Plan((compute,), lj.walltime, LEFT)
 
     def completed_id(self, batsim_job):
         """The static job a dynamic job ran when the job is over (None while
-        its compute phase is still to come)."""
-        sid = self.by_dyn.pop(batsim_job.id, None)
+        its compute phase is still to come); records its start and end."""
+        sid = super().completed_id(batsim_job)
         if sid is None:
             return None
         lj = self.jobs[sid]
-        now = self.bs.time()
-        if phase_index(local_id(batsim_job.id)) == LOAD_PHASE \
-                and state_name(batsim_job) == COMPLETED_SUCCESSFULLY:
-            self._compute(sid, now)
-            return None
         lj.start = self.t_start[sid]
-        lj.end = now
+        lj.end = self.bs.time()
         if lj.role == 1:
             self._last_eval_wall = time.perf_counter() - self._t0
         return sid
-
-    def after_pass(self, now: float) -> None:
-        """Compute phases whose file load is over; the end of registrations."""
-        while self.pending and self.pending[0][0] <= now + 1e-9:
-            _, sid = heapq.heappop(self.pending)
-            self._compute(sid, now)
-        if self.bs.no_more_static_jobs and not len(self.core) and not self.core.running \
-                and not self.pending and not self._notified:
-            self._notified = True
-            self.bs.notify_registration_finished()
 
     def onSimulationEnds(self):
         super().onSimulationEnds()

@@ -72,6 +72,7 @@ from iosched.pfsbw.policy import SlurmBackfill
 from iosched.pfsbw.trackers import POOL, AdaptiveTracker, IoAwareTracker, NodeTracker
 from iosched.sched.adapter import PybatsimScheduler, state_name
 from iosched.sched.core import Scheduler, plain_job
+from iosched.sched.executor import Plan
 from iosched.sched.orders import fcfs
 
 __all__ = ["Pfsbw", "POLICIES", "VARIANTS", "OPTIONS", "KNOWN_OPTIONS", "PfsRequest", "storage_needs"]
@@ -312,21 +313,22 @@ class Pfsbw(PybatsimScheduler):
                 f"most one of them")
         return out
 
-    def launch(self, running) -> None:
-        """EXECUTE_JOB on the job's whole nodes with at most one optional
-        field: ``mapping`` (its ``res`` executors on the first allocated
-        cores) when it has fewer executors than allocated cores, else
-        ``storage_mapping`` when Batsim needs one (:meth:`storage_mapping`;
-        with exactly one storage host, never). Jobs that would need both were
-        rejected at submission."""
+    def run_plan(self, running) -> Plan | None:
+        """Static: EXECUTE_JOB on the job's whole nodes with at most one
+        optional field: ``mapping`` (its ``res`` executors on the first
+        allocated cores) when it has fewer executors than allocated cores,
+        else ``storage_mapping`` when Batsim needs one
+        (:meth:`storage_mapping`; with exactly one storage host, never).
+        Jobs that would need both were rejected at submission."""
         job = running.job.batsim
         sm = self.storage_mapping(job)
         if job.requested_resources < len(running.resources):
             assert sm is None, f"job {job.id}: mapping and storage_mapping (should have been rejected)"
-            job.mapping = {str(i): i for i in range(job.requested_resources)}
-        elif sm is not None:
-            job.storage_mapping = sm
-        super().launch(running)
+            return Plan.static(running.allocation.with_io(
+                mapping={str(i): i for i in range(job.requested_resources)}))
+        if sm is not None:
+            return Plan.static(running.allocation.with_io(storage_mapping=sm))
+        return None
 
     def onJobCompletion(self, job):
         """JOB_COMPLETED: a successful job teaches the estimator its
