@@ -41,7 +41,6 @@ import pytest
 
 from iosched.analysis.jobs import collapse_phases, jobs_from_rows, merge_job_rows
 from iosched.batsim.dynamic import RUN_WORKLOAD
-from iosched.bb import model
 from iosched.platforms import cluster_xml
 from iosched.run.simulation import run_simulation
 from iosched.sched.registry import REPO_ROOT, SCHEDULERS_DIR, required_engine_args, resolve
