@@ -247,3 +247,12 @@ def test_dynamic_executor_does_not_give_its_own_jobs_to_the_core():
     assert ex.accepts(SimpleNamespace(id="w0!1", workload="w0"))
     _, static = make(dynamic=False)
     assert static.accepts(SimpleNamespace(id="bb!1", workload="bb"))
+
+
+def test_with_io_copies_the_allocation_with_its_mappings():
+    a = Allocation([5, 2], {"bw": 3.0}, data={"node": 1})
+    b = a.with_io(storage_mapping={"f": 7})
+    assert b is not a and b.resources == ProcSet(2, 5) and b.mask == a.mask
+    assert b.pools == {"bw": 3.0} and b.data == {"node": 1}
+    assert (b.mapping, b.storage_mapping) == (None, {"f": 7})
+    assert (a.mapping, a.storage_mapping) == (None, None)       # the original is unchanged
