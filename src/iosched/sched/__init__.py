@@ -6,6 +6,9 @@ and/or a policy and nothing else (see ``docs/architecture.md``):
 * :mod:`iosched.sched.adapter` -- :class:`PybatsimScheduler`, the pybatsim
   ``BatsimScheduler`` that translates Batsim events into core calls and the
   core's decisions into Batsim's;
+* :mod:`iosched.sched.executor` -- :class:`Executor`: runs a started job
+  from its allocation and the family's :class:`Plan` (the workload job
+  itself, or dynamic phase jobs with gates), and reports its end;
 * :mod:`iosched.sched.core` -- :class:`Scheduler`: queue, running jobs,
   rejections, job ends and overruns, one pass per Batsim message;
 * :mod:`iosched.sched.machine` -- :class:`Machine`: compute nodes (one
