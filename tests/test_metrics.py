@@ -544,3 +544,18 @@ def test_job_metrics_one_derivation_for_floats_and_arrays():
     # the engine's _jobs.csv stretch equals the analysis' slowdown
     assert [jm.slowdown(float(x), float(y), undefined=0.0) for x, y in zip(f, d)] == \
         np.nan_to_num(got, nan=0.0).tolist()
+
+
+def test_paper_stretches_are_named_after_their_papers():
+    """Locality (RR-9497 Section 3): flow / (duration + size / bandwidth);
+    listpack (IJHPCA 2023, equation 1): execution time / T_i(B)."""
+    from types import SimpleNamespace
+
+    from iosched.listpack.metrics import jeannot_stretch
+    from iosched.locality.metrics import BOUNDED_STRETCH_MIN_S, gonthier_stretch
+
+    j = SimpleNamespace(subtime=100.0, end=400.0, delay=50.0, size=10.0)
+    # reference flow 50 + 10 GB / 0.1 GB/s = 150 s; flow 300 s
+    assert gonthier_stretch(j, bandwidth=0.1) == 2.0
+    assert gonthier_stretch(j, bandwidth=0.1, minimum=BOUNDED_STRETCH_MIN_S) == 1.0
+    assert jeannot_stretch(start=20.0, end=80.0, alone=30.0) == 2.0
