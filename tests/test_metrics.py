@@ -519,3 +519,43 @@ def test_cli_errors_are_one_line_without_traceback(tmp_path, case):
                 "bad_nb_resources": "nb_resources"}[case]
     assert expected in lines[0]
     assert not (tmp_path / "metrics.json").exists()
+
+
+def test_job_metrics_one_derivation_for_floats_and_arrays():
+    """The engine (floats, one job) and the analysis (arrays) share one derivation."""
+    import numpy as np
+
+    from iosched.batsim import job_metrics as jm
+
+    s, b, c = 10.0, 40.0, 100.0
+    assert (jm.waiting_time(s, b), jm.turnaround(s, c), jm.runtime(b, c)) == (30.0, 90.0, 60.0)
+    assert jm.slowdown(90.0, 60.0) == 1.5
+    assert math.isnan(jm.slowdown(90.0, 0.0))
+    assert jm.slowdown(90.0, 0.0, undefined=0.0) == 0.0
+    assert jm.slowdown(90.0, 0.0, undefined=None) is None
+    assert jm.bounded_slowdown(90.0, 60.0) == 1.0  # 90 / 600 < 1
+    assert jm.bounded_slowdown(1200.0, 60.0) == 2.0
+    assert jm.bounded_slowdown(1200.0, 60.0, tau=100.0) == 12.0
+    f = np.array([90.0, 90.0, 1200.0])
+    d = np.array([60.0, 0.0, 60.0])
+    got = jm.slowdown(f, d)
+    assert got[0] == 1.5 and math.isnan(got[1]) and got[2] == 20.0
+    assert jm.bounded_slowdown(f, d).tolist() == [1.0, 1.0, 2.0]
+    # the engine's _jobs.csv stretch equals the analysis' slowdown
+    assert [jm.slowdown(float(x), float(y), undefined=0.0) for x, y in zip(f, d)] == \
+        np.nan_to_num(got, nan=0.0).tolist()
+
+
+def test_paper_stretches_are_named_after_their_papers():
+    """Locality (RR-9497 Section 3): flow / (duration + size / bandwidth);
+    listpack (IJHPCA 2023, equation 1): execution time / T_i(B)."""
+    from types import SimpleNamespace
+
+    from iosched.listpack.metrics import jeannot_stretch
+    from iosched.locality.metrics import BOUNDED_STRETCH_MIN_S, gonthier_stretch
+
+    j = SimpleNamespace(subtime=100.0, end=400.0, delay=50.0, size=10.0)
+    # reference flow 50 + 10 GB / 0.1 GB/s = 150 s; flow 300 s
+    assert gonthier_stretch(j, bandwidth=0.1) == 2.0
+    assert gonthier_stretch(j, bandwidth=0.1, minimum=BOUNDED_STRETCH_MIN_S) == 1.0
+    assert jeannot_stretch(start=20.0, end=80.0, alone=30.0) == 2.0

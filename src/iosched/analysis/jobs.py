@@ -52,6 +52,7 @@ from procset import ProcSet
 
 from iosched.batsim.dynamic import (PHASE_SEPARATOR, RUN_WORKLOAD, STATIC_WORKLOAD, phase_count,
                                     phase_index)
+from iosched.batsim.job_metrics import runtime, slowdown, turnaround, waiting_time
 from iosched.batsim.jobs import COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED, REJECTED
 from iosched.batsim.outputs import JOBS_COLUMNS, check_not_torn
 from iosched.errors import InputError
@@ -350,11 +351,11 @@ def merge_runs(jobs: pd.DataFrame, run_workload: str = RUN_WORKLOAD) -> pd.DataF
     if "execution_time" in jobs.columns:
         ex = pd.to_numeric(jobs["execution_time"], errors="coerce").to_numpy(float)[rpos]
     else:
-        ex = c - b
-    turnaround = c - sub
-    recomputed = {"waiting_time": b - sub, "turnaround_time": turnaround}
-    with np.errstate(divide="ignore", invalid="ignore"):
-        recomputed["stretch"] = np.where(ex > 0, turnaround / np.where(ex > 0, ex, 1.0), np.nan)
+        ex = runtime(b, c)
+    flow = turnaround(sub, c)
+    # Batsim's columns, under Batsim's names
+    recomputed = {"waiting_time": waiting_time(sub, b), "turnaround_time": flow,
+                  "stretch": slowdown(flow, ex)}
     for col, values in recomputed.items():
         if col in jobs.columns:
             out.iloc[spos, jobs.columns.get_loc(col)] = values
@@ -509,7 +510,8 @@ def merge_job_rows(rows, workload: str = STATIC_WORKLOAD) -> list:
     :param workload: the static workload whose jobs are listed.
     :returns: list of dicts ``job_id`` (str, local id), ``submission_time``,
         ``starting_time``, ``finish_time``, ``waiting_time``,
-        ``turnaround_time`` (s, float or None when the job did not start),
+        ``turnaround`` (s, float or None when the job did not start;
+        :mod:`iosched.batsim.job_metrics`),
         ``final_state`` (str), ``requested_time`` (s), ``nodes`` (int,
         requested compute nodes), sorted by local id (numeric when
         possible).
@@ -531,8 +533,9 @@ def merge_job_rows(rows, workload: str = STATIC_WORKLOAD) -> list:
                     "nodes": int(r.requested_number_of_resources),
                     "starting_time": num(r.starting_time) if started else None,
                     "finish_time": num(r.finish_time) if started else None,
-                    "waiting_time": num(r.starting_time - r.submission_time) if started else None,
-                    "turnaround_time": num(r.finish_time - r.submission_time) if started else None,
+                    "waiting_time": (num(waiting_time(r.submission_time, r.starting_time))
+                                     if started else None),
+                    "turnaround": num(turnaround(r.submission_time, r.finish_time)) if started else None,
                     "final_state": r.final_state})
 
     def key(rec):

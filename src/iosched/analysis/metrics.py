@@ -1,7 +1,9 @@
 """Job and run metrics of one Batsim run, computed from its jobs table
 (:func:`iosched.analysis.jobs.load_jobs`).
 
-Definitions (the "Terms" section of DESIGN.md; per job j):
+Definitions (the "Terms" section of DESIGN.md; per job j), each derived
+once in :mod:`iosched.batsim.job_metrics` (shared with the embedded
+engine's ``_jobs.csv`` and ``_schedule.csv``), summarised here:
 
 * s_j = ``submission_time``, b_j = ``starting_time``, c_j = ``finish_time``
   (seconds of simulated time, as written by Batsim, see Batsim's
@@ -57,6 +59,14 @@ from iosched.analysis.jobs import (
     source_of,
 )
 from iosched.analysis.resources import resolve_nb_resources
+from iosched.batsim.job_metrics import (
+    TAU,
+    bounded_slowdown,
+    runtime,
+    slowdown,
+    turnaround,
+    waiting_time,
+)
 from iosched.batsim.jobs import REJECTED
 from iosched.errors import InputError
 
@@ -70,7 +80,7 @@ STATISTICS = ("mean", "median", "p95", "max")
 _TIME_TOLERANCE = 1e-6
 
 
-def job_metrics(jobs: pd.DataFrame, tau: float = 600.0) -> pd.DataFrame:
+def job_metrics(jobs: pd.DataFrame, tau: float = TAU) -> pd.DataFrame:
     """Per-job metrics of the jobs that started (final_state != REJECTED).
 
     ``jobs``: a table shaped like :func:`~iosched.analysis.jobs.load_jobs`'s (columns ``job_id``,
@@ -126,18 +136,18 @@ def job_metrics(jobs: pd.DataFrame, tau: float = 600.0) -> pd.DataFrame:
             raise InputError(f"{where}: column allocated_resources, job {jid!r}: "
                              "empty allocation for a job that started")
         sizes.append(n)
-    d = np.maximum(c - b, 0.0)
-    w = np.maximum(b - s, 0.0)
-    f = np.maximum(c - s, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        slowdown = np.where(d > 0, f / np.where(d > 0, d, 1.0), np.nan)
-    bounded = np.maximum(1.0, f / np.maximum(d, float(tau)))
+    # clamped at 0: times within the 1e-6 s tolerance above
+    d = np.maximum(runtime(b, c), 0.0)
+    w = np.maximum(waiting_time(s, b), 0.0)
+    f = np.maximum(turnaround(s, c), 0.0)
+    slow = slowdown(f, d)
+    bounded = bounded_slowdown(f, d, tau)
     nb = np.asarray(sizes, dtype=np.int64)
     return pd.DataFrame({
         "job_id": ids,
         "submission": s, "start": b, "finish": c,
         "runtime": d, "waiting_time": w, "turnaround": f,
-        "slowdown": slowdown, "bounded_slowdown": bounded,
+        "slowdown": slow, "bounded_slowdown": bounded,
         "nb_allocated": nb, "busy_node_seconds": d * nb,
     }, index=started.index)
 
@@ -156,7 +166,7 @@ def statistics(values: np.ndarray) -> dict[str, float | None]:
 
 
 def compute_metrics(jobs: pd.DataFrame, nb_resources: int | None = None,
-                    tau: float = 600.0,
+                    tau: float = TAU,
                     machine_states: str | Path | None = None,
                     platform: str | Path | None = None) -> dict:
     """Run metrics of one Batsim run.

@@ -69,7 +69,7 @@ from typing import Mapping, Sequence
 from procset import ProcSet
 
 from iosched.batsim.dynamic import PHASE_SEPARATOR, phase_job_id, phase_profile_name, run_job_id
-from iosched.batsim.jobs import NO_WALLTIME, walltime_seconds
+from iosched.batsim.jobs import NO_WALLTIME, local_id, walltime_seconds
 from iosched.errors import InputError
 from iosched.sched.timeline import procset_of_ids
 
@@ -273,7 +273,7 @@ def build_run(static_id: str, req: JobRequest, compute: Sequence[int], bb_of: Ma
         com[idx[s] * m + p] = _whole(b)
     stage_out = {"type": "parallel", "cpu": cpu, "com": com}
 
-    local = static_id.split("!", 1)[1]
+    local = local_id(static_id)
     names = {k: f"{local}:{k}" for k in ("si", "c", "k", "cd", "so")}
     seq = [names["si"], names["c"]]
     for _ in range(phases - 1):
@@ -303,7 +303,7 @@ def phase_jobs(static_id: str, run: RunSpec) -> list:
         (:func:`iosched.batsim.dynamic.phase_profile_name`), so that the
         metrics tell a run that ended before its last phase.
     """
-    local = static_id.split("!", 1)[1]
+    local = local_id(static_id)
     if PHASE_SEPARATOR in local:
         raise InputError(f"{static_id}: a job id run by phases may not contain {PHASE_SEPARATOR!r}")
     n = len(run.sequence)

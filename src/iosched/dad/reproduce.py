@@ -35,6 +35,7 @@ from iosched.analysis.jobs import load_jobs  # noqa: E402
 from iosched.analysis.metrics import job_metrics  # noqa: E402
 from iosched.bench.common import calibrate  # noqa: E402
 from iosched.api import PER_JOB  # noqa: E402
+from iosched.batsim.jobs import local_id  # noqa: E402
 from iosched.dad.platform import node_name, nusa_xml  # noqa: E402
 from iosched.dad.workload import (GB, MB, blast_like, check_workload, file_benchmark,  # noqa: E402
                                   trace_driven, write_workload)
@@ -87,9 +88,9 @@ def run(tmp: Path, platform: Path, workload: dict, scheduler: str, options=None,
     sizes = {j["id"]: {f["name"]: f["size"] for f in j["files"]} for j in workload["jobs"]}
     where = {}
     for _t, jid, node, sources in st["started"]:
-        local_id = jid.split("!", 1)[-1]
-        rb = sum(sizes[local_id][f] for f, src in sources.items() if src != node)
-        where[local_id] = (node, rb == 0, rb)
+        local = local_id(jid)
+        rb = sum(sizes[local][f] for f, src in sources.items() if src != node)
+        where[local] = (node, rb == 0, rb)
     df["node"] = [where.get(j, (None, False, math.nan))[0] for j in df.job_id]
     df["local"] = [where.get(j, (None, False, math.nan))[1] for j in df.job_id]
     df["remote_bytes"] = [where.get(j, (None, False, math.nan))[2] for j in df.job_id]

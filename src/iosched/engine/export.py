@@ -21,6 +21,7 @@ import os
 
 import numpy as np
 
+from iosched.batsim.job_metrics import runtime, slowdown, turnaround, waiting_time
 from iosched.batsim.jobs import (
     COMPLETED_KILLED,
     COMPLETED_SUCCESSFULLY,
@@ -176,10 +177,10 @@ class ExportMixin:
         wt = j.walltime if j.walltime is not None else NO_WALLTIME
         ran = j.start is not None and j.finish is not None
         if ran:
-            ex = j.finish - j.start
-            wait = j.start - j.subtime
-            tat = j.finish - j.subtime
-            stretch = tat / ex if ex > 0 else 0.0
+            ex = runtime(j.start, j.finish)
+            wait = waiting_time(j.subtime, j.start)
+            tat = turnaround(j.subtime, j.finish)
+            stretch = slowdown(tat, ex, undefined=0.0)
             if self.m_last is None:
                 self.m_last = np.full(self.nb_res, -1.0)
                 self.m_comp = np.zeros(self.nb_res)
@@ -216,7 +217,7 @@ class ExportMixin:
             "_finish": j.finish if ran else None,
             "_wait": wait if ran else None,
             "_tat": tat if ran else None,
-            "_slow": (tat / ex if ex > 0 else None) if ran else None,
+            "_slow": slowdown(tat, ex, undefined=None) if ran else None,
             "_state": j.state,
             "_t": t if t is not None else j.finish,
         })

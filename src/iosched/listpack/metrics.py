@@ -2,9 +2,10 @@
 criterion", computed from Batsim's ``_jobs.csv`` (so they hold for the
 embedded engine and the real Batsim alike) and the workload file.
 
-* **stretch** of J_i: its actual execution time (end of its last I/O phase
-  minus start of its first compute phase; queue waiting excluded) over its
-  execution time alone on the machine ``T_i(B)`` (equation 1);
+* **stretch** rho_i of J_i (:func:`jeannot_stretch`): its actual execution
+  time (end of its last I/O phase minus start of its first compute phase;
+  queue waiting excluded) over its execution time alone on the machine
+  ``T_i(B)`` (equation 1);
 * **utilization** at ``t``: compute work executed so far (node-seconds of
   compute phases) over ``P t`` (the paper's "total work executed over the
   time"); I/O phases are not work;
@@ -24,11 +25,12 @@ import numpy as np
 import pandas as pd
 
 from iosched.batsim.dynamic import RUN_WORKLOAD
+from iosched.batsim.job_metrics import runtime
 from iosched.errors import InputError
 from iosched.listpack.model import PeriodicJob
 
-__all__ = ["read_phases", "read_workload", "job_table", "summary", "series", "binned_usage",
-           "max_io_overlap", "PHASE_RE"]
+__all__ = ["read_phases", "read_workload", "jeannot_stretch", "job_table", "summary", "series",
+           "binned_usage", "max_io_overlap", "PHASE_RE"]
 
 #: Phase job ids of :mod:`iosched.schedulers.listpack` (without their workload
 #: ``bb``, :func:`iosched.batsim.dynamic.phase_job_id`): ``<J>:<2k>`` computes and
@@ -74,6 +76,27 @@ def read_workload(path) -> tuple:
         raise InputError(f"{path}: not a listpack workload ({exc})") from None
 
 
+def jeannot_stretch(start: float, end: float, alone: float) -> float:
+    """The list-vs-pack paper's stretch rho_i of an application: its actual
+    execution time over its execution time alone on the machine.
+
+    Jeannot, Pallez, Vidal, "IO-aware job-scheduling: exploiting the impacts
+    of workload characterizations to select the mapping strategy", IJHPCA
+    2023, section "Evaluation criterion", item 2 ("a stretch of 2 means
+    that due to I/O contention, the application takes twice as long to
+    execute as it would normally"), with the minimal execution time
+    T_i(B) = sum_j w_ij + v_ij / B of equation 1.  Queue waiting is not
+    counted (the paper's workloads are one batch released at once), so it
+    is not the glossary's slowdown (F / D) either.
+
+    :param start: start of the application's first compute phase (s).
+    :param end: end of its last I/O phase (s).
+    :param alone: T_i(B) (s), > 0 (:meth:`iosched.listpack.model.PeriodicJob.time`).
+    :returns: (end - start) / alone, >= 1 for a run without contention.
+    """
+    return runtime(start, end) / alone
+
+
 def job_table(phases: pd.DataFrame, jobs: dict, B: float) -> pd.DataFrame:
     """One row per workload job that ran: ``job``, ``nodes``, ``periods``,
     ``alone`` (T_i(B), s), ``start``, ``end``, ``stretch``, ``io_volume``
@@ -85,7 +108,7 @@ def job_table(phases: pd.DataFrame, jobs: dict, B: float) -> pd.DataFrame:
         start, end = float(grp["start"].min()), float(grp["end"].max())
         alone = spec.time(B)
         rows.append({"job": jid, "nodes": spec.nodes, "periods": spec.periods, "alone": alone,
-                     "start": start, "end": end, "stretch": (end - start) / alone,
+                     "start": start, "end": end, "stretch": jeannot_stretch(start, end, alone),
                      "io_volume": spec.periods * spec.v, "x": spec.x,
                      "complete": len(grp) == 2 * spec.periods})
     return pd.DataFrame(rows)

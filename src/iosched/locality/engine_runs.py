@@ -43,6 +43,7 @@ import time
 from pathlib import Path
 
 from iosched.api import simulate
+from iosched.batsim.jobs import local_id
 from iosched.bench.common import write_result
 from iosched.clicommon import OneLineArgumentParser
 from iosched.errors import InputError
@@ -106,7 +107,7 @@ def same_as_loop(engine_jobs: Path, loop_jobs: Path) -> str:
     with open(loop_jobs) as f:
         loop = {r["id"]: _key(r) for r in csv.DictReader(f)}
     with open(engine_jobs) as f:
-        eng = {r["id"].split("!")[-1]: _key(r) for r in csv.DictReader(f)}
+        eng = {local_id(r["id"]): _key(r) for r in csv.DictReader(f)}
     return f"{sum(1 for k, v in loop.items() if eng.get(k) == v)}/{len(loop)}"
 
 

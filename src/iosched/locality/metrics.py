@@ -2,7 +2,8 @@
 
 Gonthier et al. (RR-9497), Section 3 and the artifact's ``print_csv``:
 
-* stretch = (completion - submission) / (duration + size / bandwidth);
+* stretch (:func:`gonthier_stretch`) = Flow / ReferenceFlow, Flow =
+  completion - submission, ReferenceFlow = duration + size / bandwidth;
 * bounded stretch: the same with a denominator of at least 300 s;
 * reuses: evaluated jobs that made no transfer or waited for another job's
   transfer (``nb_data_reuse``);
@@ -15,7 +16,12 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-__all__ = ["summarize", "COLUMNS", "write_jobs"]
+from iosched.batsim.job_metrics import turnaround
+
+__all__ = ["summarize", "COLUMNS", "write_jobs", "gonthier_stretch", "BOUNDED_STRETCH_MIN_S"]
+
+#: Smallest denominator (s) of the bounded stretch (the artifact's ``print_csv``).
+BOUNDED_STRETCH_MIN_S = 300.0
 
 #: Columns of a summary row.
 COLUMNS = ("policy", "jobs", "mean_stretch", "max_stretch", "mean_bounded_stretch",
@@ -23,11 +29,27 @@ COLUMNS = ("policy", "jobs", "mean_stretch", "max_stretch", "mean_bounded_stretc
            "mean_queue_s", "makespan_s")
 
 
-def stretch(j, bandwidth: float = 0.1, minimum: float = 0.0) -> float:
-    """Stretch of a finished job: ``(end - subtime) / max(minimum, delay +
-    size / bandwidth)`` (size GB, bandwidth GB/s, times s)."""
+def gonthier_stretch(j, bandwidth: float = 0.1, minimum: float = 0.0) -> float:
+    """The locality paper's stretch of a finished job: its flow over the
+    flow it would have on an empty cluster.
+
+    Gonthier, Marchal, Thibault, Larsson, Nettelblad, "Locality-aware batch
+    scheduling of I/O intensive workloads", Inria RR-9497 (2023), Section 3
+    ("Framework"): Flow(J) = CompletionTime(J) - SubTime(J),
+    ReferenceFlow(J) = Duration(J) + Size(File(J)) / Bandwidth,
+    stretch(J) = Flow(J) / ReferenceFlow(J).  With ``minimum`` > 0 the
+    reference flow is at least ``minimum`` s: the bounded stretch of the
+    artifact's ``print_csv`` (:data:`BOUNDED_STRETCH_MIN_S`).  Not the
+    glossary's slowdown (F / D), whose denominator has no load time.
+
+    :param j: a job with ``subtime``, ``end``, ``delay`` (duration, s) and
+        ``size`` (its input file, GB).
+    :param bandwidth: the load bandwidth (GB/s), > 0.
+    :param minimum: the smallest reference flow (s).
+    :returns: the stretch (a float, >= 1 on an empty cluster).
+    """
     ref = j.delay + float(j.size) / bandwidth
-    return (j.end - j.subtime) / max(ref, minimum)
+    return turnaround(j.subtime, j.end) / max(ref, minimum)
 
 
 def summarize(jobs, policy: str = "", bandwidth: float = 0.1) -> dict:
@@ -39,8 +61,8 @@ def summarize(jobs, policy: str = "", bandwidth: float = 0.1) -> dict:
     ev = [j for j in jobs if j.role == 1]
     if not ev:
         raise ValueError("no evaluated job (role 1)")
-    s = [stretch(j, bandwidth) for j in ev]
-    b = [stretch(j, bandwidth, 300.0) for j in ev]
+    s = [gonthier_stretch(j, bandwidth) for j in ev]
+    b = [gonthier_stretch(j, bandwidth, BOUNDED_STRETCH_MIN_S) for j in ev]
     n = len(ev)
     return {"policy": policy, "jobs": n, "mean_stretch": sum(s) / n, "max_stretch": max(s),
             "mean_bounded_stretch": sum(b) / n, "max_bounded_stretch": max(b),
@@ -59,7 +81,7 @@ def write_jobs(jobs, path, bandwidth: float = 0.1) -> None:
         w.writerow(["id", "subtime", "start", "end", "cores", "node", "transfer", "waiting", "stretch"])
         for j in sorted((j for j in jobs if j.role == 1), key=lambda j: int(j.id) if j.id.isdigit() else j.id):
             w.writerow([j.id, j.subtime, j.start, j.end, j.cores, j.node.index if j.node else "", j.transfer, j.waiting,
-                        f"{stretch(j, bandwidth):.6f}"])
+                        f"{gonthier_stretch(j, bandwidth):.6f}"])
 
 
 def write_summary(rows, path) -> None:

@@ -82,6 +82,10 @@ def second(now: float) -> int:
     return int(math.floor(now + TIME_TOLERANCE))
 
 
+#: The largest finite float32 (the planner's sizes, GB, are float32).
+_FLOAT32_MAX = 3.4028234663852886e38
+
+
 def read_locality_job(batsim_job) -> tuple:
     """``(cores, walltime, {}, LJob)`` of a locality workload job.
 
@@ -95,24 +99,35 @@ def read_locality_job(batsim_job) -> tuple:
         size = float(d["file_size"]) / GB
         role = int(d.get("role", 1))
         f = int(d["file"])
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InputError(f"job {batsim_job.id}: fields file/file_size/role must be numbers") from None
-    if not (size >= 0 and math.isfinite(size)):
+    if not (0 <= size <= _FLOAT32_MAX):  # the planner keeps sizes (GB) as float32
         raise InputError(f"job {batsim_job.id}: field file_size={d.get('file_size')!r} is not a size in bytes")
+    if role not in (-2, -1, 0, 1, 2):
+        raise InputError(f"job {batsim_job.id}: field role={d.get('role')!r} is not a known role (-2, -1, 0, 1, 2)")
     wall = walltime_seconds(getattr(batsim_job, "requested_time", None))
     if not math.isfinite(wall):
         raise InputError(f"job {batsim_job.id}: a walltime is needed")
     prof = d.get("profile")
     try:
         delay = int(d["delay"])
-    except (KeyError, TypeError, ValueError):
-        raise InputError(f"job {batsim_job.id}: field delay (the job's duration in s) is missing") from None
-    lj = LJob(batsim_job.id, int(round(float(d.get("orig_subtime", batsim_job.submit_time)))), delay,
-              int(round(wall)), int(batsim_job.requested_resources), f, size, role,
-              int(d.get("history_start", -1)), int(d.get("history_node", -1)))
+    except (KeyError, TypeError, ValueError, OverflowError):
+        raise InputError(f"job {batsim_job.id}: field delay (the job's duration in s) is missing "
+                         "or not a number") from None
+    if delay < 0:
+        raise InputError(f"job {batsim_job.id}: field delay={delay} (the job's duration in s) is negative")
+    try:
+        subtime = int(round(float(d.get("orig_subtime", batsim_job.submit_time))))
+        hist_start, hist_node = int(d.get("history_start", -1)), int(d.get("history_node", -1))
+        seq = int(d.get("seq", -1))
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"job {batsim_job.id}: fields orig_subtime/history_start/history_node/seq "
+                         "must be numbers") from None
+    lj = LJob(batsim_job.id, subtime, delay, int(round(wall)), int(batsim_job.requested_resources), f,
+              size, role, hist_start, hist_node)
     lj.batsim = batsim_job
-    lj.hist_start = int(d.get("history_start", -1))
-    lj.seq = int(d.get("seq", -1))
+    lj.hist_start = hist_start
+    lj.seq = seq
     return int(batsim_job.requested_resources), float(lj.walltime), {}, (lj, prof)
 
 
