@@ -139,7 +139,8 @@ def job_request(job_json: Mapping) -> JobRequest:
         raise InputError(f"{where}: io.nodes={io.nodes} differs from res={nodes} (one Batsim resource "
                          "per compute node)")
     c = io.compute or Compute()
-    return JobRequest(nodes, float(io.burst_buffer.bytes), float(c.flops), float(c.com),
+    flops, com = (0.0 if c.flops is None else c.flops), (0.0 if c.com is None else c.com)
+    return JobRequest(nodes, float(io.burst_buffer.bytes), float(flops), float(com),
                       walltime_seconds(job_json.get("walltime")), float(io.burst_buffer.checkpoint_factor))
 
 

@@ -84,14 +84,13 @@ class InputFile:
 
 @dataclass(frozen=True)
 class Compute:
-    """The job's computation: ``flops`` per compute node over the whole job
-    (>= 0; Kopanski & Rzadca), ``com`` bytes per ordered pair of compute
-    nodes per compute phase (>= 0; idem), ``delay`` duration in s (>= 0;
-    Gonthier et al.'s job duration; None: not given, the duration is what
-    SimGrid makes of ``flops`` and ``com``)."""
+    """The job's computation (a field None: not given): ``flops`` per compute
+    node over the whole job (>= 0; Kopanski & Rzadca), ``com`` bytes per
+    ordered pair of compute nodes per compute phase (>= 0; idem), ``delay``
+    duration in s (>= 0; Gonthier et al.'s job duration)."""
 
-    flops: float = 0.0
-    com: float = 0.0
+    flops: float | None = None
+    com: float | None = None
     delay: float | None = None
 
 
@@ -260,9 +259,8 @@ def validate(obj, where: str) -> None:
 
 def parse_io(obj, where: str) -> IOJob:
     """The :class:`IOJob` of a (checked) ``io`` object; defaults applied
-    (``copies`` ``["pfs"]``, ``compute`` ``flops`` and ``com`` 0, ``delay``
-    None, ``checkpoint_factor`` 0.5,
-    ``to`` ``"pfs"``).
+    (``copies`` ``["pfs"]``, ``checkpoint_factor`` 0.5, ``to`` ``"pfs"``; a
+    ``compute`` field not given is None).
 
     :raises InputError: as :func:`validate`.
     """
@@ -275,7 +273,7 @@ def parse_io(obj, where: str) -> IOJob:
     c, bb, p, w = obj.get("compute"), obj.get("burst_buffer"), obj.get("periodic"), obj.get("writes")
     return IOJob(
         nodes=obj.get("nodes"), cores=obj.get("cores"), memory=obj.get("memory"), inputs=inputs,
-        compute=None if c is None else Compute(c.get("flops", 0.0), c.get("com", 0.0), c.get("delay")),
+        compute=None if c is None else Compute(c.get("flops"), c.get("com"), c.get("delay")),
         burst_buffer=None if bb is None else BurstBuffer(
             bb["bytes"], bb.get("checkpoint_factor", DEFAULT_CHECKPOINT_FACTOR)),
         periodic=None if p is None else Periodic(p["periods"], p["compute"], p["bytes"], p.get("to", PFS)),
@@ -337,7 +335,7 @@ def _fast_parse(obj):
     if c is not None:
         if not (_keys(c, _PARTS["compute"]) and all(_num(v, 0) for v in c.values())):
             return None
-        c = Compute(c.get("flops", 0.0), c.get("com", 0.0), c.get("delay"))
+        c = Compute(c.get("flops"), c.get("com"), c.get("delay"))
     bb = g("burst_buffer")
     if bb is not None:
         if not (_keys(bb, _PARTS["burst_buffer"], ("bytes",)) and _num(bb["bytes"], 0, True)
@@ -362,8 +360,8 @@ def _fast_parse(obj):
 
 def to_json(io: IOJob) -> dict:
     """The canonical ``io`` object of *io*: keys sorted, absent parts (None,
-    no input) omitted, every field of a present part written (defaults
-    included) but a ``compute.delay`` not given. ``read_io({"io": to_json(io)}, ...) == io``."""
+    no input, a ``compute`` field not given) omitted, every other field of a
+    present part written (defaults included). ``read_io({"io": to_json(io)}, ...) == io``."""
     out: dict = {}
     if io.application is not None:
         out["application"] = io.application
@@ -371,9 +369,9 @@ def to_json(io: IOJob) -> dict:
         out["burst_buffer"] = {"bytes": io.burst_buffer.bytes,
                                "checkpoint_factor": io.burst_buffer.checkpoint_factor}
     if io.compute is not None:
-        out["compute"] = {"com": io.compute.com, "flops": io.compute.flops}
-        if io.compute.delay is not None:
-            out["compute"]["delay"] = io.compute.delay
+        c = io.compute
+        out["compute"] = {k: v for k, v in (("com", c.com), ("delay", c.delay), ("flops", c.flops))
+                          if v is not None}
     if io.cores is not None:
         out["cores"] = io.cores
     if io.inputs:
@@ -496,9 +494,7 @@ def _from_legacy(d: Mapping, where: str) -> IOJob:
         inputs = _legacy_files(d["files"], where)
     compute = None
     if "flops" in d or "com" in d or "delay" in d:            # bb, locality
-        compute = Compute(_number(d, "flops", where) if "flops" in d else 0.0,
-                          _number(d, "com", where) if "com" in d else 0.0,
-                          _number(d, "delay", where) if "delay" in d else None)
+        compute = Compute(*(_number(d, k, where) if k in d else None for k in ("flops", "com", "delay")))
     bb = BurstBuffer(_number(d, "bb", where, positive=True)) if "bb" in d else None
     periodic = None
     if "periods" in d or "w" in d or "v" in d:                # listpack
