@@ -175,7 +175,7 @@ _KINDS = {"integer": "an integer", "number": "a number", "string": "a string", "
 
 def _show(x) -> str:
     """A value as quoted in messages (short, one line)."""
-    text = repr(x) if isinstance(x, (str, int, float)) else json.dumps(x, default=str)
+    text = repr(x) if x is None or isinstance(x, (str, int, float)) else json.dumps(x, default=str)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -265,8 +265,11 @@ def parse_io(obj, where: str) -> IOJob:
     :raises InputError: as :func:`validate`.
     """
     fast = _fast_parse(obj)
-    if fast is not None:
-        return fast
+    return fast if fast is not None else _checked_parse(obj, where)
+
+
+def _checked_parse(obj, where: str) -> IOJob:
+    """:func:`parse_io` through the schema (:func:`validate`), no fast path."""
     validate(obj, where)
     inputs = tuple(InputFile(f["file"], f["bytes"], tuple(f.get("copies", (PFS,))))
                    for f in obj.get("inputs", ()))
@@ -307,7 +310,7 @@ def _fast_parse(obj):
     """The :class:`IOJob` of a valid ``io`` object, or None when *obj* may
     be invalid (then :func:`validate` finds the error; it accepts everything
     accepted here). About 20 times faster than the schema validator."""
-    if not _keys(obj, _TOP):
+    if not _keys(obj, _TOP) or any(v is None for v in obj.values()):
         return None
     g = obj.get
     nodes, cores, memory, cap, app = g("nodes"), g("cores"), g("memory"), g("throughput_cap"), g("application")
