@@ -71,8 +71,10 @@ def test_artifact_workloads_satisfy_the_cap_rule_and_load(shared):
     assert len(w["jobs"]) == 1000 and w["jobs"][0]["id"] == 15
     for j in w["jobs"]:
         p = w["profiles"][j["profile"]]
-        assert (j["bb"], j["flops"], j["com"]) == (p["bb"], p["cpu"], p["com"])
-        assert W.cap_bb(j["bb"], j["res"], 40e9, 12, "artifact") == j["bb"]
+        io = j["io"]
+        assert (io["burst_buffer"]["bytes"], io["compute"]["flops"], io["compute"]["com"]) == \
+            (p["bb"], p["cpu"], p["com"])
+        assert W.cap_bb(io["burst_buffer"]["bytes"], j["res"], 40e9, 12, "artifact") == io["burst_buffer"]["bytes"]
     parts = artifact.campaign_workload(folder=str(base), parts=True)
     assert len(parts) == 16
     ids = [(p["jobs"][0]["id"], p["jobs"][-1]["id"]) for p in parts]
