@@ -6,6 +6,9 @@ and/or a policy and nothing else (see ``docs/architecture.md``):
 * :mod:`iosched.sched.adapter` -- :class:`PybatsimScheduler`, the pybatsim
   ``BatsimScheduler`` that translates Batsim events into core calls and the
   core's decisions into Batsim's;
+* :mod:`iosched.sched.iojob` -- the I/O job model: a workload job's extra
+  field ``io`` (schema ``io_job.schema.json``; ``docs/io-job-model.md``),
+  each family's earlier fields converted when read;
 * :mod:`iosched.sched.core` -- :class:`Scheduler`: queue, running jobs,
   rejections, job ends and overruns, one pass per Batsim message;
 * :mod:`iosched.sched.machine` -- :class:`Machine`: compute nodes (one
