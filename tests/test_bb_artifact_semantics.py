@@ -49,7 +49,7 @@ def test_generator_defaults_are_the_artifacts(kth):
     w = W.generate(kth, seed=3, first=300)
     assert w["bb_capacity_per_storage"] == 40e9 and w["io_bandwidth"] == 1250 * MB
     for j in w["jobs"]:
-        n, bb = j["res"], j["bb"]
+        n, bb = j["res"], j["io"]["burst_buffer"]["bytes"]
         assert bb * math.ceil(n / 12) <= 40e9                  # every job fits the machine
     # the compute-time correction uses 1,250 MB/s: flops = speed * max(run - 40 bb / B, 0.05 run)
     log = {int(r.job_number): r for r in W.read_swf(kth).jobs.itertuples() if r.job_number <= 400}
@@ -58,8 +58,9 @@ def test_generator_defaults_are_the_artifacts(kth):
         r = log.get(int(j["id"]))
         if r is None or j["walltime"] <= 120:
             continue
-        want = round(1e9 * max(r.run_time - 40 * j["bb"] / (1250 * MB), 0.05 * r.run_time))
-        assert j["flops"] == want
+        want = round(1e9 * max(r.run_time - 40 * j["io"]["burst_buffer"]["bytes"] / (1250 * MB),
+                               0.05 * r.run_time))
+        assert j["io"]["compute"]["flops"] == want
         checked += 1
     assert checked > 50
 
@@ -70,8 +71,10 @@ def test_artifact_workloads_satisfy_the_cap_rule_and_load(shared):
     assert len(w["jobs"]) == 1000 and w["jobs"][0]["id"] == 15
     for j in w["jobs"]:
         p = w["profiles"][j["profile"]]
-        assert (j["bb"], j["flops"], j["com"]) == (p["bb"], p["cpu"], p["com"])
-        assert W.cap_bb(j["bb"], j["res"], 40e9, 12, "artifact") == j["bb"]
+        io = j["io"]
+        assert (io["burst_buffer"]["bytes"], io["compute"]["flops"], io["compute"]["com"]) == \
+            (p["bb"], p["cpu"], p["com"])
+        assert W.cap_bb(io["burst_buffer"]["bytes"], j["res"], 40e9, 12, "artifact") == io["burst_buffer"]["bytes"]
     parts = artifact.campaign_workload(folder=str(base), parts=True)
     assert len(parts) == 16
     ids = [(p["jobs"][0]["id"], p["jobs"][-1]["id"]) for p in parts]

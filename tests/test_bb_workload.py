@@ -35,14 +35,20 @@ def test_fields_and_rules(first50):
     assert len(jobs) == 50 and jobs[0]["subtime"] == 1
     cap_total = 12 * first50["bb_capacity_per_storage"]
     for j in jobs:
-        assert j["bb"] > 0 and j["bb"] * j["res"] <= cap_total + j["res"]
+        # the job's I/O model (issue 26): the field io, in its canonical form
+        assert set(j) == {"id", "subtime", "walltime", "res", "profile", "io"}
+        io = j["io"]
+        assert io == {"burst_buffer": {"bytes": io["burst_buffer"]["bytes"], "checkpoint_factor": 0.5},
+                      "compute": {"com": io["compute"]["com"], "flops": io["compute"]["flops"]}}
+        bb, flops, com = io["burst_buffer"]["bytes"], io["compute"]["flops"], io["compute"]["com"]
+        assert bb > 0 and bb * j["res"] <= cap_total + j["res"]
         p = first50["profiles"][j["profile"]]
-        assert p == {"type": "parallel_homogeneous", "cpu": j["flops"], "com": j["com"], "bb": j["bb"]}
+        assert p == {"type": "parallel_homogeneous", "cpu": flops, "com": com, "bb": bb}
         if j["walltime"] <= 120:
-            assert j["bb"] == 10 * MB
+            assert bb == 10 * MB
         else:
-            assert j["bb"] >= 100 * MB - 1
-        assert (j["com"] == 0) == (j["res"] == 1) or j["com"] == 0
+            assert bb >= 100 * MB - 1
+        assert (com == 0) == (j["res"] == 1) or com == 0
 
 
 def test_same_seed_same_bytes_other_seed_differs(kth, tmp_path, first50):
@@ -51,7 +57,7 @@ def test_same_seed_same_bytes_other_seed_differs(kth, tmp_path, first50):
     W.write_workload(W.generate(kth, seed=7, first=50), b)
     assert a.read_bytes() == b.read_bytes()
     other = W.generate(kth, seed=8, first=50)
-    assert [j["bb"] for j in other["jobs"]] != [j["bb"] for j in first50["jobs"]]
+    assert [j["io"]["burst_buffer"] for j in other["jobs"]] != [j["io"]["burst_buffer"] for j in first50["jobs"]]
 
 
 def test_first_jobs_is_a_prefix_and_parts_partition(kth):

@@ -209,7 +209,7 @@ def test_swf_sharing_rule_and_batsim_conversion():
     assert jobs["6.0"].cores == 20 and jobs["6.1"].cores == 10
     wl = to_batsim(list(jobs.values()))
     assert {r["id"] for r in wl["jobs"]} == set(jobs)
-    assert all(r["file_size"] > 0 for r in wl["jobs"])
+    assert all(r["io"]["inputs"][0]["bytes"] > 0 for r in wl["jobs"])
 
 
 def test_engine_end_to_end_loads_reuse_and_walltime(tmp_path):
@@ -295,7 +295,7 @@ def test_swf_cli(tmp_path):
                    "3 400 5 100 30 -1 -1 30 200 -1 1 8 -1 -1 -1 -1 -1 -1\n")
     assert wl_main(["swf", str(swf), str(tmp_path / "o.json"), "--nb-res", "40"]) == 0
     wl = json.loads((tmp_path / "o.json").read_text())
-    files = {j["id"]: j["file"] for j in wl["jobs"]}
+    files = {j["id"]: j["io"]["inputs"][0]["file"] for j in wl["jobs"]}
     assert files["1"] == files["2"] and files["3.0"] != files["1"] and {j["res"] for j in wl["jobs"]} == {4, 20, 10}
     bad = tmp_path / "bad.swf"
     bad.write_text("1 0 5 100 4 -1 -1 4 200 -1 1 -1 -1 -1 -1 -1 -1 -1\n")
@@ -670,8 +670,9 @@ def test_command_line_usage_errors_one_line(capsys, module, argv):
 
 
 def test_job_without_file_size_is_rejected_with_its_reason(tmp_path):
-    """A job without file_size is refused with a logged reason naming it (it
-    ran with a 0-byte file before); the other jobs run."""
+    """A job without its file's size (io.inputs[0].bytes; the field file_size
+    of the earlier format) is refused with a logged reason naming it (it ran
+    with a 0-byte file before); the other jobs run."""
     import csv
     import json
 
@@ -682,13 +683,13 @@ def test_job_without_file_size_is_rejected_with_its_reason(tmp_path):
     (tmp_path / "p.xml").write_text(locality_xml(3, 4, 1e9, 128e9, "paper"))
     to_batsim(jobs, tmp_path / "w.json", nb_res=12)
     w = json.loads((tmp_path / "w.json").read_text())
-    del w["jobs"][1]["file_size"]
+    del w["jobs"][1]["io"]["inputs"][0]["bytes"]
     (tmp_path / "w.json").write_text(json.dumps(w))
     simulate(tmp_path / "p.xml", tmp_path / "w.json", "loc-fcfs", {}, output_dir=tmp_path / "o")
     ran = {r["job_id"].split(":")[0] for r in csv.DictReader(open(tmp_path / "o" / "out_jobs.csv"))
            if r["final_state"] == "COMPLETED_SUCCESSFULLY"}
     assert ran == {"0", "2", "3"}
-    assert "job w0!1: field file_size is missing" in (tmp_path / "o" / "sched.log").read_text()
+    assert "job w0!1: io.inputs[0].bytes: is missing" in (tmp_path / "o" / "sched.log").read_text()
 
 
 def test_job_with_more_cores_than_a_node_is_rejected_with_its_reason(tmp_path):

@@ -272,12 +272,13 @@ def test_bad_job_fields_are_rejected_in_one_line():
 def test_workload_sizes_and_fields():
     w1, w2 = pw.workload1(), pw.workload2()
     assert len(w1["jobs"]) == 720 and len(w2["jobs"]) == 1550
-    assert [j["variety"] for j in w1["jobs"][:91:30]] == ["write_x8", "sleep", "sleep", "write_x8"]
+    assert [j["io"]["application"] for j in w1["jobs"][:91:30]] == ["write_x8", "sleep", "sleep", "write_x8"]
     assert w2["profiles"]["write_x6"]["bytes_to_write"] == 10 * pw.GIB   # per thread
-    x6 = next(j for j in w2["jobs"] if j["variety"] == "write_x6")
-    assert x6["res"] == 6 and x6["bytes_written"] == 60 * pw.GIB and x6["nodes"] == 1
+    x6 = next(j for j in w2["jobs"] if j["io"]["application"] == "write_x6")
+    assert x6["res"] == 6 and x6["io"] == {"application": "write_x6", "nodes": 1,
+                                          "writes": {"bytes": 60 * pw.GIB, "to": "pfs"}}
     assert w1["profiles"]["sleep"] == {"type": "delay", "delay": 600.0}
-    assert all(j["nodes"] == 1 and j["walltime"] == pw.WALLTIME for j in w2["jobs"])
+    assert all(j["io"]["nodes"] == 1 and j["walltime"] == pw.WALLTIME for j in w2["jobs"])
 
 
 # ------------------------------------------------------ end to end (engine)
@@ -306,8 +307,9 @@ def test_workload_noise_is_seeded_and_keeps_the_known_bytes():
     a, b = pw.workload2(waves=1, noise=0.2, seed=3), pw.workload2(waves=1, noise=0.2, seed=3)
     assert a == b and a != pw.workload2(waves=1, noise=0.2, seed=4)
     for j in a["jobs"]:
-        moved = a["profiles"][j["profile"]].get("bytes_to_write", 0.0) * (j["bytes_written"] > 0) * j["res"]
-        assert j["bytes_written"] <= moved <= j["bytes_written"] / 0.8 + 1
+        written = j["io"]["writes"]["bytes"]
+        moved = a["profiles"][j["profile"]].get("bytes_to_write", 0.0) * (written > 0) * j["res"]
+        assert written <= moved <= written / 0.8 + 1
     with pytest.raises(InputError):
         pw.workload1(noise=1.0)
 
@@ -610,8 +612,9 @@ def test_pretrain_sample_with_a_useless_runtime_is_refused(runtime):
         VarietyEstimator().pretrain({"w": {"bytes": 80.0, "runtime": runtime}})
 
 
-@pytest.mark.parametrize("drop", ["variety", "bytes_written", "profile"])
-def test_pretrain_command_on_jobs_without_a_field_one_line(tmp_path, drop):
+@pytest.mark.parametrize("drop, word", [("application", "io.application"), ("writes", "io.writes"),
+                                        ("profile", "profile")])
+def test_pretrain_command_on_jobs_without_a_field_one_line(tmp_path, drop, word):
     """`pfsbw.workload pretrain` on a job without a field it needs: one line
     naming the job and the field (a KeyError traceback before), no output."""
     from click.testing import CliRunner
@@ -621,13 +624,14 @@ def test_pretrain_command_on_jobs_without_a_field_one_line(tmp_path, drop):
     assert runner.invoke(pfsbw_workload, ["platform", str(tmp_path / "p.xml")]).exit_code == 0
     assert runner.invoke(pfsbw_workload, ["w1", str(tmp_path / "w.json"), "--waves", "1"]).exit_code == 0
     wl = json.loads((tmp_path / "w.json").read_text())
-    del wl["jobs"][0][drop]
+    job = wl["jobs"][0]
+    del (job if drop == "profile" else job["io"])[drop]
     (tmp_path / "w.json").write_text(json.dumps(wl))
     res = runner.invoke(pfsbw_workload, ["pretrain", str(tmp_path / "s.json"), "-p", str(tmp_path / "p.xml"),
                                          "-w", str(tmp_path / "w.json"), "--tmp", str(tmp_path / "t")])
     assert res.exit_code != 0
     lines = [x for x in res.output.splitlines() if x.strip()]
-    assert len(lines) == 1 and repr(drop) in lines[0] and "Traceback" not in res.output
+    assert len(lines) == 1 and "job '0'" in lines[0] and word in lines[0] and "Traceback" not in res.output
     assert not (tmp_path / "s.json").exists()
 
 

@@ -9,8 +9,8 @@ artifact's scheduler reads them from the profile
 (``burstbuffer/io_aware.py``, ``on_job_submission``).
 
 :func:`load` copies those fields to each job as iosched's burst-buffer
-family expects them (``bb``, ``flops``, ``com``: see
-:mod:`iosched.bb.workload`), keeps everything else (ids, submission times,
+family expects them (its I/O model ``io``: ``burst_buffer.bytes``,
+``compute.flops``, ``compute.com``; see :mod:`iosched.bb.workload`), keeps everything else (ids, submission times,
 walltimes, ``res``, profiles), and checks them: a missing or invalid field
 is a one-line :class:`~iosched.errors.InputError` naming the file, the job
 and the field. Nothing is rounded or re-drawn, so iosched's schedulers run
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Optional
 
 from iosched.errors import InputError
+from iosched.sched.iojob import BurstBuffer, Compute, IOJob, to_json
 
 __all__ = ["ARTIFACT_DIR_NAME", "FIRST_1000", "NB_PARTS", "default_dir", "load",
            "campaign_workload"]
@@ -69,9 +70,11 @@ def load(path) -> dict:
     """Read one of the artifact's workload files.
 
     :param path: a Batsim JSON workload of the artifact.
-    :returns: the workload dict with, on every job, ``bb`` (bytes per node),
-        ``flops`` (flops per node) and ``com`` (bytes per pair) from its
-        profile's ``bb``, ``cpu`` and ``com``; ``source`` names the file.
+    :returns: the workload dict with, on every job, its I/O model ``io``
+        (:mod:`iosched.sched.iojob`): ``burst_buffer.bytes`` (bytes per
+        node), ``compute.flops`` (flops per node) and ``compute.com`` (bytes
+        per pair) from its profile's ``bb``, ``cpu`` and ``com``; ``source``
+        names the file.
     :raises InputError: unreadable file, not JSON, no ``jobs``/``profiles``,
         a job without profile, a profile field missing or invalid.
     """
@@ -94,9 +97,9 @@ def load(path) -> dict:
         if not isinstance(prof, dict):
             raise InputError(f"{path}: job {jid}: field 'profile' names no profile "
                              f"({j.get('profile')!r})")
-        jobs.append({**j, "bb": _field(path, jid, prof, "bb", positive=True),
-                     "flops": _field(path, jid, prof, "cpu"),
-                     "com": _field(path, jid, prof, "com")})
+        io = IOJob(burst_buffer=BurstBuffer(_field(path, jid, prof, "bb", positive=True)),
+                   compute=Compute(flops=_field(path, jid, prof, "cpu"), com=_field(path, jid, prof, "com")))
+        jobs.append({**j, "io": to_json(io)})
     return {**w, "jobs": jobs, "source": str(path)}
 
 

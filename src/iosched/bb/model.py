@@ -71,6 +71,7 @@ from procset import ProcSet
 from iosched.batsim.dynamic import PHASE_SEPARATOR, phase_job_id, phase_profile_name, run_job_id
 from iosched.batsim.jobs import NO_WALLTIME, local_id, walltime_seconds
 from iosched.errors import InputError
+from iosched.sched.iojob import DEFAULT_CHECKPOINT_FACTOR, Compute, read_io
 from iosched.sched.timeline import procset_of_ids
 
 __all__ = [
@@ -90,16 +91,19 @@ TARGET_PHASE_FLOPS = 3600e9
 #: Maximum number of compute phases (artifact ``max_num_compute_phases``).
 MAX_COMPUTE_PHASES = 10
 #: Checkpoint size / burst-buffer request (artifact ``_checkpoint_phase_factor``).
-CHECKPOINT_FACTOR = 0.5
+CHECKPOINT_FACTOR = DEFAULT_CHECKPOINT_FACTOR
 
 
 @dataclass(frozen=True)
 class JobRequest:
-    """What the model needs of a workload job (extra job fields of the JSON).
+    """What the model needs of a workload job (its I/O model, :mod:`iosched.sched.iojob`).
 
-    ``nodes`` (int), ``bb`` (bytes per compute node, > 0), ``flops`` (flops per
-    compute node over the whole job, >= 0), ``com`` (bytes per ordered pair of
-    compute nodes per compute phase, >= 0), ``walltime`` (s, or ``inf``).
+    ``nodes`` (int, Batsim's ``res``), ``bb`` (bytes per compute node, > 0;
+    ``io.burst_buffer.bytes``), ``flops`` (flops per compute node over the
+    whole job, >= 0; ``io.compute.flops``), ``com`` (bytes per ordered pair of
+    compute nodes per compute phase, >= 0; ``io.compute.com``), ``walltime``
+    (s, or ``inf``), ``checkpoint_factor`` (checkpoint size / ``bb``;
+    ``io.burst_buffer.checkpoint_factor``, default :data:`CHECKPOINT_FACTOR`).
     """
 
     nodes: int
@@ -107,28 +111,34 @@ class JobRequest:
     flops: float
     com: float
     walltime: float
+    checkpoint_factor: float = CHECKPOINT_FACTOR
 
 
 def job_request(job_json: Mapping) -> JobRequest:
     """Read the model fields of a Batsim job object.
 
-    :param job_json: the job dict as Batsim forwards it (``res``, ``walltime``
-        and the extra fields ``bb``, ``flops``, ``com`` written by
-        :mod:`iosched.bb.workload`).
-    :raises InputError: a field is missing, not a number, or out of range.
+    :param job_json: the job dict as Batsim forwards it: ``res``,
+        ``walltime`` and the I/O model ``io`` (``burst_buffer``, ``compute``,
+        optional ``nodes`` equal to ``res``) written by
+        :mod:`iosched.bb.workload`, or the earlier extra fields ``bb``,
+        ``flops``, ``com`` (:func:`iosched.sched.iojob.read_io`).
+    :raises InputError: a field is missing, not a number, or out of range
+        (one line naming the job and the field).
     """
-    try:
-        nodes = job_json["res"]
-        bb = float(job_json["bb"])
-        flops = float(job_json.get("flops", 0.0))
-        com = float(job_json.get("com", 0.0))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"job {job_json.get('id')}: burst-buffer fields missing or invalid ({exc})") from None
+    where = f"job {job_json.get('id')}"
+    nodes = job_json.get("res")
     if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
-        raise InputError(f"job {job_json.get('id')}: res={nodes!r} is not a positive integer")
-    if not (bb > 0 and math.isfinite(bb)) or flops < 0 or com < 0 or not math.isfinite(flops + com):
-        raise InputError(f"job {job_json.get('id')}: bb must be > 0, flops and com >= 0 (finite)")
-    return JobRequest(nodes, bb, flops, com, walltime_seconds(job_json.get("walltime")))
+        raise InputError(f"{where}: res={nodes!r} is not a positive integer")
+    io = read_io(job_json, where)
+    if io.burst_buffer is None:
+        raise InputError(f"{where}: no burst-buffer request (io.burst_buffer, or the field bb)")
+    if io.nodes is not None and io.nodes != nodes:
+        raise InputError(f"{where}: io.nodes={io.nodes} differs from res={nodes} (one Batsim resource "
+                         "per compute node)")
+    c = io.compute or Compute()
+    flops, com = (0.0 if c.flops is None else c.flops), (0.0 if c.com is None else c.com)
+    return JobRequest(nodes, float(io.burst_buffer.bytes), float(flops), float(com),
+                      walltime_seconds(job_json.get("walltime")), float(io.burst_buffer.checkpoint_factor))
 
 
 def num_compute_phases(flops: float, target: float = TARGET_PHASE_FLOPS,
@@ -205,7 +215,7 @@ def _whole(x):
 
 def build_run(static_id: str, req: JobRequest, compute: Sequence[int], bb_of: Mapping[int, int],
               pfs: int, *, target: float = TARGET_PHASE_FLOPS, max_phases: int = MAX_COMPUTE_PHASES,
-              checkpoint_factor: float = CHECKPOINT_FACTOR) -> RunSpec:
+              checkpoint_factor: float | None = None) -> RunSpec:
     """Build the profiles and the dynamic job that run ``static_id``.
 
     :param static_id: the workload job id (``"w0!12"``).
@@ -213,6 +223,8 @@ def build_run(static_id: str, req: JobRequest, compute: Sequence[int], bb_of: Ma
     :param compute: its ``req.nodes`` compute resource ids (distinct).
     :param bb_of: compute id -> storage id holding that node's burst buffer.
     :param pfs: resource id of the PFS (a storage resource).
+    :param checkpoint_factor: checkpoint size / ``req.bb``; None: the job's
+        own (``req.checkpoint_factor``).
     :returns: a :class:`RunSpec`. Matrices are dense ``m x m`` (``m`` =
         ``res``; zero entries are the int 0, and every whole number is an
         int: :func:`_whole`), executors in increasing resource id.
@@ -231,6 +243,8 @@ def build_run(static_id: str, req: JobRequest, compute: Sequence[int], bb_of: Ma
     idx = {h: i for i, h in enumerate(hosts)}
     m = len(hosts)
     held = bb_held(bb_of, req.bb)
+    if checkpoint_factor is None:
+        checkpoint_factor = req.checkpoint_factor
     ckpt = float(int(checkpoint_factor * req.bb))  # artifact: int(0.5 * bb)
     phases = num_compute_phases(req.flops, target, max_phases)
     p = idx[pfs]

@@ -48,8 +48,11 @@ for every job, one normal for the burst buffer (also drawn, and unused, for
 short jobs, so that a job's draw does not depend on the previous jobs' kinds)
 and one for the communication. Same SWF + seed -> byte-identical JSON.
 
-Each Batsim job carries the extra fields ``bb`` (bytes per node), ``flops``
-(flops per node) and ``com`` (bytes per pair), read by the scheduler; its
+Each Batsim job carries its I/O model (:mod:`iosched.sched.iojob`), the
+extra field ``io``: ``burst_buffer.bytes`` (bytes per node),
+``compute.flops`` (flops per node) and ``compute.com`` (bytes per pair),
+read by the scheduler (before issue 26: the fields ``bb``, ``flops``,
+``com``, still read); its
 profile is the artifact's ``parallel_homogeneous`` (``cpu``, ``com``, ``bb``),
 which is never executed as such (see :mod:`iosched.bb.model`).
 
@@ -79,6 +82,7 @@ import numpy as np
 
 from iosched.bb.model import CPU_SPEED, GB, KIB, MB
 from iosched.errors import InputError
+from iosched.sched.iojob import BurstBuffer, Compute, IOJob, to_json
 from iosched.workloads.default_swf import find_default_swf
 from iosched.workloads.swf import read_swf
 from iosched.workloads.subset import workload_subset
@@ -205,8 +209,9 @@ def generate(swf_path, *, seed: int = 0, nb_res: int = NB_COMPUTE, first: Option
         com = 0 if n == 1 else max(0, round(COM_MEAN + COM_STD * float(z_com)))
         jid = int(num)
         pid = str(jid)
+        io = IOJob(burst_buffer=BurstBuffer(int(bb)), compute=Compute(flops=int(flops), com=int(com)))
         jobs.append({"id": jid, "subtime": _num(sub - offset), "walltime": _num(req), "res": n,
-                     "profile": pid, "bb": int(bb), "flops": int(flops), "com": int(com)})
+                     "profile": pid, "io": to_json(io)})
         profiles[pid] = {"type": "parallel_homogeneous", "cpu": int(flops), "com": int(com), "bb": int(bb)}
     src = Path(swf_path).name
     desc = name or f"{src} with burst-buffer requests (iosched.bb.workload, seed {seed})"

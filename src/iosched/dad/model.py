@@ -2,9 +2,10 @@
 Journal 2017): ``fileLocality`` (equation 1, Algorithm 1 GETFILELOCALITY) and
 ``Score`` (equation 2).
 
-A task (a Batsim job) names the files it reads in the extra job field
-``files``, a list of ``{"name": str, "size": bytes, "replicas": [node
-names]}`` (the paper's ``qsub -g file1,file2,...`` plus what the scheduler
+A task (a Batsim job) names the files it reads in its I/O model
+(:mod:`iosched.sched.iojob`, ``io.inputs``: file, bytes, copies on nodes;
+earlier: the extra job field ``files``, a list of ``{"name": str, "size":
+bytes, "replicas": [node names]}``) (the paper's ``qsub -g file1,file2,...`` plus what the scheduler
 asks the Gfarm metadata server: file size and replica locations); the extra
 field ``queue`` (str, default ``"batch"``) names its Torque queue.  Node
 names are the ``node`` property of the platform's core hosts
@@ -23,10 +24,10 @@ through both nodes' network interfaces).
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 from iosched.errors import InputError
+from iosched.sched.iojob import PFS, read_io
 
 __all__ = ["FileRef", "TaskRequest", "read_task", "file_locality", "score", "replica_for",
            "DEFAULT_QUEUE"]
@@ -53,34 +54,27 @@ class TaskRequest(NamedTuple):
 
 
 def read_task(fields: dict, where: str = "job") -> TaskRequest:
-    """Read and check a job's ``files`` and ``queue`` fields.
+    """Read and check a job's input files and ``queue`` field.
 
-    :param fields: the job's JSON dict (Batsim workload job).
+    :param fields: the job's JSON dict (Batsim workload job): its I/O model
+        (:func:`iosched.sched.iojob.read_io`: ``io.inputs``, a replica
+        being every copy but ``"pfs"``, or the earlier field ``files``) and
+        the plain field ``queue``.
     :param where: prefix of error messages (e.g. ``"job w0!3"``).
     :returns: a :class:`TaskRequest`.
     :raises InputError: ``files`` is not a list of ``{name, size, replicas}``
         with a non-empty name, a finite size >= 0 and a non-empty list of node
-        names, a file name appears twice, or ``queue`` is not a non-empty str.
+        names, a file name appears twice, an input has no copy on a node,
+        or ``queue`` is not a non-empty str.
     """
-    raw = fields.get("files", [])
-    if not isinstance(raw, list):
-        raise InputError(f"{where}: field 'files' must be a list, got {type(raw).__name__}")
-    files, seen = [], set()
-    for i, f in enumerate(raw):
-        at = f"{where}: files[{i}]"
-        if not isinstance(f, dict) or set(f) - {"name", "size", "replicas"} or "name" not in f:
-            raise InputError(f"{at}: expected an object with keys name, size, replicas")
-        name, size, reps = f.get("name"), f.get("size"), f.get("replicas")
-        if not isinstance(name, str) or not name:
-            raise InputError(f"{at}: 'name' must be a non-empty string")
-        if name in seen:
-            raise InputError(f"{at}: file {name!r} is listed twice")
-        seen.add(name)
-        if isinstance(size, bool) or not isinstance(size, (int, float)) or not math.isfinite(size) or size < 0:
-            raise InputError(f"{at} ({name}): 'size' must be a finite number of bytes >= 0, got {size!r}")
-        if not isinstance(reps, list) or not reps or not all(isinstance(r, str) and r for r in reps):
-            raise InputError(f"{at} ({name}): 'replicas' must be a non-empty list of node names")
-        files.append(FileRef(name, float(size), tuple(reps)))
+    io = read_io(fields, where)
+    files = []
+    for i, f in enumerate(io.inputs):
+        reps = tuple(c for c in f.copies if c != PFS)
+        if not reps:
+            raise InputError(f"{where}: io.inputs[{i}] ({f.file}): no copy on a node-local disk "
+                             "(data-aware dispatch reads replicas on nodes, not the PFS)")
+        files.append(FileRef(f.file, float(f.bytes), reps))
     queue = fields.get("queue", DEFAULT_QUEUE)
     if not isinstance(queue, str) or not queue:
         raise InputError(f"{where}: field 'queue' must be a non-empty string, got {queue!r}")

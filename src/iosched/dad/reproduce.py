@@ -40,6 +40,7 @@ from iosched.dad.platform import node_name, nusa_xml  # noqa: E402
 from iosched.dad.workload import (GB, MB, blast_like, check_workload, file_benchmark,  # noqa: E402
                                   trace_driven, write_workload)
 from iosched.run.simulation import run_simulation  # noqa: E402
+from iosched.sched.iojob import read_io  # noqa: E402
 
 __all__ = ["PAPER", "run", "file_benchmarks", "local_sharing", "blast", "scale", "decision_stats",
            "delay_outcomes", "main"]
@@ -85,7 +86,7 @@ def run(tmp: Path, platform: Path, workload: dict, scheduler: str, options=None,
     stats = d / "stats.json"
     df = simulate_jobs(platform, wl, scheduler, {**(options or {}), "stats": str(stats)}, d / "out")
     st = json.loads(stats.read_text())
-    sizes = {j["id"]: {f["name"]: f["size"] for f in j["files"]} for j in workload["jobs"]}
+    sizes = {j["id"]: {f.file: f.bytes for f in read_io(j, f"job {j['id']}").inputs} for j in workload["jobs"]}
     where = {}
     for _t, jid, node, sources in st["started"]:
         local = local_id(jid)
@@ -290,7 +291,7 @@ def scale(tmp: Path, out: Path, swf: Path, sizes=((64, 2000), (512, 4000)), load
     for nodes_n, first in sizes:
         plat, nodes = _platform(tmp, nodes_n, 16)
         w = trace_driven(swf, nodes_n, 16, first=first, seed=0, load=load)
-        total_bytes = sum(f["size"] for j in w["jobs"] for f in j["files"])
+        total_bytes = sum(f.bytes for j in w["jobs"] for f in read_io(j, f"job {j['id']}").inputs)
         for s in SCHEDS:
             t0 = time.perf_counter()
             df = run(tmp / f"scale{nodes_n}", plat, w, s, nodes=nodes)

@@ -1,8 +1,10 @@
 """Workload generators for the data-aware dispatch family (Li & Tatebe, IEEE
 Systems Journal 2017, Section V) and the workload checker.
 
-Every task is a Batsim job with the extra fields ``files`` and ``queue``
-(:mod:`iosched.dad.model`) and a Batsim 4.2.1 profile: ``composed`` of one
+Every task is a Batsim job with its I/O model ``io`` (the files it reads,
+``inputs``, with the nodes holding a replica as ``copies``:
+:mod:`iosched.sched.iojob`; before issue 26 the field ``files``) and the
+extra field ``queue`` (:mod:`iosched.dad.model`) and a Batsim 4.2.1 profile: ``composed`` of one
 ``parallel_homogeneous_pfs`` read per file and, if it computes, a
 ``parallel_homogeneous`` step (``cpu`` flops per slot, no communication).
 A read-only task's profile is the read itself.
@@ -17,7 +19,7 @@ composed profile is ``<name>__r<res>``.  Batsim 4.2.1 has no key that
 divides the bytes among the executors (``generation_strategy`` is not one of
 its profile fields: it ignores it, and every executor would read the whole
 file); :func:`check_workload` refuses it.  The scheduler estimates from the
-job's ``files`` field (whole file sizes), never from the profiles.
+job's input files (whole file sizes), never from the profiles.
 
 * :func:`file_benchmark` -- thput-gfpio and readgf (Section V-A/B): ``F``
   files of ``size`` bytes spread evenly over the nodes in blocks (files
@@ -43,6 +45,7 @@ import numpy as np
 from iosched.dad.model import read_task
 from iosched.dad.platform import node_name
 from iosched.errors import InputError
+from iosched.sched.iojob import InputFile, IOJob, to_json
 
 __all__ = ["GB", "MB", "file_benchmark", "blast_shares", "blast_like", "trace_driven",
            "write_workload", "check_workload", "read_profile", "read_profile_name", "task_profile_name"]
@@ -84,8 +87,9 @@ def _add_reads(profiles: dict, files, slots: int) -> list:
 
 
 def _task(jid, subtime, slots, profile, files, queue, walltime=None) -> dict:
+    io = IOJob(inputs=tuple(InputFile(f["name"], f["size"], tuple(f["replicas"])) for f in files))
     job = {"id": jid, "subtime": float(subtime), "res": int(slots), "profile": profile,
-           "queue": queue, "files": files}
+           "queue": queue, "io": to_json(io)}
     if walltime is not None:
         job["walltime"] = float(walltime)
     return job
@@ -310,13 +314,13 @@ def _profiles_used(profiles: dict, name: str, seen: set) -> None:
 def check_workload(workload: dict, nodes, source: str = "workload") -> None:
     """Check a DAD workload against the platform's node names.
 
-    Every job's ``files``/``queue`` must be well formed
+    Every job's input files (``io.inputs`` or ``files``) and ``queue`` must be well formed
     (:func:`iosched.dad.model.read_task`), every replica on a known node,
     every storage label its profile reads a file the job lists (the label is
     mapped to a disk at EXECUTE_JOB), each such read move the file's size
     over the job's ``res`` executors (``bytes_to_read x res`` = ``size``,
     relative tolerance :data:`BYTES_RTOL`: the simulated read is what the
-    scheduler estimates from ``files``), and no profile a job uses may carry
+    scheduler estimates from the input files), and no profile a job uses may carry
     ``generation_strategy`` (not a Batsim 4.2.1 profile field: Batsim ignores
     it, so a workload relying on it means other bytes on the real Batsim).
 
@@ -346,7 +350,7 @@ def check_workload(workload: dict, nodes, source: str = "workload") -> None:
         res = job.get("res")
         for pname, prof, label in steps:
             if label not in sizes:
-                raise InputError(f"{where}: its profile reads unknown file {label!r} (not in field 'files')")
+                raise InputError(f"{where}: its profile reads unknown file {label!r} (not among the job's input files)")
             if prof.get("type") != "parallel_homogeneous_pfs" or not isinstance(res, int) or res < 1:
                 continue
             per = prof.get("bytes_to_read", 0.0)

@@ -28,6 +28,7 @@ from iosched.batsim.dynamic import RUN_WORKLOAD
 from iosched.batsim.job_metrics import runtime
 from iosched.errors import InputError
 from iosched.listpack.model import PeriodicJob
+from iosched.sched.iojob import read_io
 
 __all__ = ["read_phases", "read_workload", "jeannot_stretch", "job_table", "summary", "series",
            "binned_usage", "max_io_overlap", "PHASE_RE"]
@@ -68,9 +69,14 @@ def read_workload(path) -> tuple:
     """
     try:
         data = json.loads(Path(path).read_text())
-        jobs = {str(j["id"]): PeriodicJob(int(j["nodes"]), int(j["periods"]), float(j["w"]),
-                                          float(j["v"]), float(j.get("x", 0.0)))
-                for j in data["jobs"]}
+        jobs = {}
+        for j in data["jobs"]:
+            io = read_io(j, f"{path}: job {j['id']}")
+            if io.nodes is None or io.periodic is None:
+                raise InputError(f"{path}: job {j['id']}: not a periodic job (io.nodes, io.periodic)")
+            p = io.periodic
+            jobs[str(j["id"])] = PeriodicJob(io.nodes, p.periods, float(p.compute), float(p.bytes),
+                                             float(j.get("x", 0.0)))
         return jobs, dict(data["listpack"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise InputError(f"{path}: not a listpack workload ({exc})") from None

@@ -48,6 +48,7 @@ from statistics import NormalDist
 import numpy as np
 
 from iosched.errors import InputError
+from iosched.sched.iojob import IOJob, Periodic, to_json
 from iosched.listpack.model import (DEFAULT_BANDWIDTH, MIRA_BLOCK, MIRA_NODES, UNIFORM_BLOCK,
                                     UNIFORM_NODES, Machine, PeriodicJob, io_load)
 
@@ -250,8 +251,10 @@ def to_batsim(wl: GeneratedWorkload) -> dict:
     """The Batsim workload of a generated batch.
 
     Every job is released at 0, asks ``Q_i / block`` resources, has no
-    walltime and carries the extra fields ``nodes`` (Q_i), ``periods``
-    (n_i), ``w`` (s), ``v`` (bytes), ``x``; its profile ``j<i>`` is a
+    walltime and carries its I/O model ``io`` (:mod:`iosched.sched.iojob`:
+    ``nodes`` = Q_i, ``periodic`` = n_i periods of w_i s then v_i bytes to
+    the PFS; before issue 26 the fields ``nodes``, ``periods``, ``w``,
+    ``v``) and the extra field ``x``; its profile ``j<i>`` is a
     ``delay`` of ``T_i(B)`` (the job alone; the listpack scheduler never
     executes it, it runs the phases as dynamic jobs). Top-level ``listpack``
     holds the machine and the generator's record.
@@ -259,8 +262,9 @@ def to_batsim(wl: GeneratedWorkload) -> dict:
     m = wl.machine
     jobs, profiles = [], {}
     for i, j in enumerate(wl.jobs):
+        io = IOJob(nodes=j.nodes, periodic=Periodic(j.periods, j.w, j.v))
         jobs.append({"id": str(i), "subtime": 0, "res": j.nodes // m.block, "profile": f"j{i}",
-                     "nodes": j.nodes, "periods": j.periods, "w": j.w, "v": j.v, "x": j.x})
+                     "io": to_json(io), "x": j.x})
         profiles[f"j{i}"] = {"type": "delay", "delay": j.time(m.bandwidth)}
     return {"nb_res": m.resources, "jobs": jobs, "profiles": profiles,
             "listpack": {"family": wl.family, "target_alpha": wl.target, "alpha": wl.alpha,

@@ -9,7 +9,8 @@
   bandwidth: B core: C }`` a line);
 * :func:`to_batsim` converts jobs to a Batsim workload (times unchanged:
   jobs of role -1 and -2 are submitted at the start of day 0; each job
-  carries ``file``, ``file_size`` (bytes), ``role``, and for history jobs
+  carries its I/O model ``io`` (:mod:`iosched.sched.iojob`: ``cores``, one
+  input file, ``compute.delay``), ``role``, and for history jobs
   ``history_node`` and ``history_start``);
 * :func:`from_swf` builds jobs from an SWF log with user ids, applying the
   paper's file-sharing rule (Section 5.1: same user, same number of cores,
@@ -33,6 +34,7 @@ from iosched.checks import check_output_file
 from iosched.clicommon import OneLineArgumentParser
 from iosched.errors import InputError
 from iosched.locality.planner import LJob
+from iosched.sched.iojob import Compute, InputFile, IOJob, to_json
 from iosched.workloads.swf import read_swf
 
 __all__ = ["FIELDS", "ROLES", "read_artifact", "read_cluster", "to_batsim", "from_swf", "GB"]
@@ -173,7 +175,10 @@ def to_batsim(jobs: list, out=None, nb_res: int = None, start: int = None) -> di
     """Batsim workload of locality jobs: one ``delay`` profile per job
     (``delay`` s of computation; the load is the scheduler's dynamic job);
     ``res`` = cores, ``walltime``, ``subtime`` (jobs of role -2/-1 at day 0),
-    and the extra fields ``file``, ``file_size`` (bytes), ``role``,
+    the I/O model ``io`` (:mod:`iosched.sched.iojob`: ``cores``, ``inputs``
+    = one file read from the PFS, its id the file number and its ``bytes``,
+    ``compute.delay`` in s; before issue 26 the fields ``file``,
+    ``file_size``, ``delay``) and the extra fields ``role``,
     ``history_node``, ``history_start``, ``orig_subtime``, ``seq`` (rank in
     the input file: the queue order, as Batsim may announce jobs submitted
     at one instant in another order).
@@ -189,8 +194,9 @@ def to_batsim(jobs: list, out=None, nb_res: int = None, start: int = None) -> di
         profiles.setdefault(pname, {"type": "delay", "delay": j.delay})
         rec = {"id": j.id, "subtime": max(j.subtime, t0) if j.role in (-2, -1) else j.subtime,
                "res": j.cores, "walltime": j.walltime, "profile": pname,
-               "file": j.file, "file_size": float(j.size) * GB, "role": j.role, "delay": j.delay,
-               "orig_subtime": j.subtime, "seq": j.seq}
+               "io": to_json(IOJob(cores=j.cores, inputs=(InputFile(str(j.file), float(j.size) * GB),),
+                                   compute=Compute(delay=j.delay))),
+               "role": j.role, "orig_subtime": j.subtime, "seq": j.seq}
         if j.role == -2:
             rec["history_node"] = j.hist_node
             rec["history_start"] = j.hist_start

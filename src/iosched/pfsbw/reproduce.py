@@ -37,6 +37,7 @@ import pandas as pd
 from iosched.analysis.plots import new_figure, save_png
 from iosched.api import simulate
 from iosched.pfsbw import workload as pw
+from iosched.sched.iojob import read_io
 
 __all__ = ["CONFIGS", "PAPER", "run_all", "timeline"]
 
@@ -152,7 +153,7 @@ def run_all(out: Path, platform: Path, tmp: Path, names=tuple(WORKLOADS), config
             wl = make(sleep=sleep, noise=nz, seed=seed)
             wpath = tmp / f"{name}_{seed}.json"
             wpath.write_text(json.dumps(wl))
-            nbytes = {j["id"]: j["bytes_written"] for j in wl["jobs"]}
+            nbytes = {j["id"]: read_io(j, f"job {j['id']}").writes.bytes for j in wl["jobs"]}
             pre_path = out / f"pretrain_{name}.json"
             if seed == 0:
                 pre = pw.pretrain_samples(platform, wl, tmp / "pre")

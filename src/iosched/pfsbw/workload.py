@@ -29,10 +29,12 @@ the storage label ``pfs`` (one flow per thread; SimGrid decides the
 duration from the contention); a ``sleep`` job is a ``delay`` profile of
 ``sleep`` s (600 s in the paper, ``res = 1``). The scheduler allocates the
 whole node (its 8 cores) and maps the executors to its first cores
-(EXECUTE_JOB ``mapping``). Each job carries three extra fields a scheduler
-may read: ``nodes`` (whole nodes, 1), ``variety`` (the job type, e.g.
-``"write_x8"``: the "same command line" of the estimator) and
-``bytes_written`` (bytes the job writes, known from its profile).
+(EXECUTE_JOB ``mapping``). Each job carries its I/O model ``io``
+(:mod:`iosched.sched.iojob`), which a scheduler may read: ``nodes`` (whole
+nodes, 1), ``application`` (the job type, e.g. ``"write_x8"``: the "same
+command line" of the estimator, its variety) and ``writes.bytes`` (bytes the
+job writes, known from its profile); before issue 26 the fields ``nodes``,
+``variety``, ``bytes_written``.
 
 Workloads (all jobs submitted at t = 0 in the paper's order, FCFS):
 Workload 1 = 8 waves of 30 write x8 then 60 sleep (720 jobs); Workload 2 =
@@ -60,6 +62,7 @@ from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError, one_line
 from iosched.platforms import _FOOTER, _HEADER, pfs_zone_lines
 from iosched.run.result import RunError
+from iosched.sched.iojob import IOJob, Writes, read_io, to_json
 
 __all__ = ["GIB", "NODE_BW", "PFS_BW", "WALLTIME", "SLEEP", "platform_xml", "workload",
            "workload1", "workload2", "measure_curve", "pretrain_samples"]
@@ -142,7 +145,7 @@ def workload(waves: int, phases, sleep: float = SLEEP, walltime: float = WALLTIM
     ``noise`` in ``[0, 1)``: seeded variation of the transfer efficiency: a
     write job writing ``B`` bytes moves ``B / e`` bytes through the network
     with ``e`` uniform in ``[1 - noise, 1]`` (numpy ``default_rng(seed)``),
-    in its own profile; its ``bytes_written`` stays ``B`` (what the
+    in its own profile; its ``io.writes.bytes`` stays ``B`` (what the
     scheduler knows). 0 (default): every job of a type shares one profile.
 
     :raises InputError: non-positive waves, sleep or walltime, a sleep or
@@ -168,8 +171,8 @@ def workload(waves: int, phases, sleep: float = SLEEP, walltime: float = WALLTIM
                     p = dict(prof, bytes_to_write=prof["bytes_to_write"] / e)
                 profiles[pname] = p
                 jobs.append({"id": str(len(jobs)), "subtime": 0.0, "res": 1 if kind == "sleep" else kind,
-                             "walltime": float(walltime), "profile": pname, "nodes": 1,
-                             "variety": name, "bytes_written": nbytes})
+                             "walltime": float(walltime), "profile": pname,
+                             "io": to_json(IOJob(nodes=1, application=name, writes=Writes(nbytes)))})
     return {"nb_res": 15 * CORES, "jobs": jobs, "profiles": profiles}
 
 
@@ -212,8 +215,9 @@ def pretrain_samples(platform, workload_dict: dict, tmp) -> dict:
     paper's pre-training ("representative jobs are run in isolation").
 
     :raises InputError: the workload has no ``jobs``/``nb_res``/``profiles``,
-        or a job lacks ``variety``, ``profile`` or ``bytes_written`` (one
-        line naming the job and the field).
+        or a job lacks ``profile``, its application or its bytes written
+        (``io.application``, ``io.writes``, or the earlier fields ``variety``,
+        ``bytes_written``; one line naming the job and the field).
     """
     tmp = Path(tmp)
     for key in ("jobs", "nb_res", "profiles"):
@@ -221,20 +225,21 @@ def pretrain_samples(platform, workload_dict: dict, tmp) -> dict:
             raise InputError(f"pretrain: the workload has no field {key!r}")
     seen: dict = {}
     for job in workload_dict["jobs"]:
-        for key in ("variety", "profile", "bytes_written"):
-            if key not in job:
-                raise InputError(f"pretrain: job {job.get('id')!r} has no field {key!r} "
-                                 f"(a workload of python -m iosched.pfsbw.workload)")
+        where = f"pretrain: job {job.get('id')!r}"
+        io = read_io(job, where)
+        for key, value in (("profile", job.get("profile")), ("io.application (or variety)", io.application),
+                           ("io.writes (or bytes_written)", io.writes)):
+            if value is None:
+                raise InputError(f"{where} has no field {key} (a workload of python -m iosched.pfsbw.workload)")
         if job["profile"] not in workload_dict["profiles"]:
-            raise InputError(f"pretrain: job {job.get('id')!r}: profile {job['profile']!r} is not in the "
-                             f"workload's profiles")
-        seen.setdefault(job["variety"], job)   # the first job of each type
+            raise InputError(f"{where}: profile {job['profile']!r} is not in the workload's profiles")
+        seen.setdefault(io.application, (job, io.writes.bytes))   # the first job of each type
     out = {}
-    for variety, job in sorted(seen.items()):
+    for variety, (job, nbytes) in sorted(seen.items()):
         wl = {"nb_res": workload_dict["nb_res"], "jobs": [dict(job, id="0")],
               "profiles": {job["profile"]: workload_dict["profiles"][job["profile"]]}}
         jobs = _run(platform, wl, tmp, f"pretrain_{variety}")
-        out[variety] = {"bytes": float(job["bytes_written"]),
+        out[variety] = {"bytes": float(nbytes),
                         "runtime": float(jobs["execution_time"].iloc[0])}
     return out
 

@@ -9,6 +9,9 @@ and/or a policy and nothing else (see ``docs/architecture.md``):
 * :mod:`iosched.sched.executor` -- :class:`Executor`: runs a started job
   from its allocation and the family's :class:`Plan` (the workload job
   itself, or dynamic phase jobs with gates), and reports its end;
+* :mod:`iosched.sched.iojob` -- the I/O job model: a workload job's extra
+  field ``io`` (schema ``io_job.schema.json``; ``docs/io-job-model.md``),
+  each family's earlier fields converted when read;
 * :mod:`iosched.sched.core` -- :class:`Scheduler`: queue, running jobs,
   rejections, job ends and overruns, one pass per Batsim message;
 * :mod:`iosched.sched.machine` -- :class:`Machine`: compute nodes (one

@@ -49,6 +49,7 @@ from iosched.listpack.packs import PackPolicy, order_key
 from iosched.sched.adapter import PybatsimScheduler
 from iosched.sched.core import Scheduler
 from iosched.sched.executor import UNBOUNDED, Phase, Plan
+from iosched.sched.iojob import read_io
 from iosched.sched.orders import fcfs
 from iosched.sched.policies import Easy, Fcfs
 
@@ -70,30 +71,28 @@ BW_POOL = "bw"
 
 
 def read_periodic_job(job_json) -> PeriodicJob:
-    """The :class:`~iosched.listpack.model.PeriodicJob` of a workload job's
-    fields ``nodes``, ``periods``, ``w``, ``v`` and the optional ``x``
-    (default 0).
+    """The :class:`~iosched.listpack.model.PeriodicJob` of a workload job:
+    its I/O model (:func:`iosched.sched.iojob.read_io`: ``io.nodes`` and
+    ``io.periodic``, or the earlier fields ``nodes``, ``periods``, ``w``,
+    ``v``) and the plain field ``x`` (the draw's record, default 0).
 
-    :raises InputError: a field missing, not a number or out of range.
+    :raises InputError: a field missing, not a number or out of range (one
+        line naming the job and the field).
     """
     jid = job_json.get("id")
-    try:
-        nodes, periods = job_json["nodes"], job_json["periods"]
-        w, v = float(job_json["w"]), float(job_json["v"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"job {jid}: listpack fields missing or invalid ({exc})") from None
+    io = read_io(job_json, f"job {jid}")
+    if io.nodes is None or io.periodic is None:
+        missing = "io.nodes" if io.nodes is None else "io.periodic"
+        raise InputError(f"job {jid}: listpack fields missing or invalid ({missing} is missing; "
+                         "or the fields nodes, periods, w, v)")
     try:
         x = float(job_json.get("x", 0.0))
     except (TypeError, ValueError):
         raise InputError(f"job {jid}: x={job_json.get('x')!r} is not a number") from None
     if not math.isfinite(x):
         raise InputError(f"job {jid}: x={x!r} is not a finite number")
-    for name, val in (("nodes", nodes), ("periods", periods)):
-        if isinstance(val, bool) or not isinstance(val, int) or val < 1:
-            raise InputError(f"job {jid}: {name}={val!r} is not a positive integer")
-    if not (w > 0 and v >= 0 and w + v < float("inf")):
-        raise InputError(f"job {jid}: w must be > 0 and v >= 0 (finite)")
-    return PeriodicJob(nodes, periods, w, v, x)
+    p = io.periodic
+    return PeriodicJob(io.nodes, p.periods, float(p.compute), float(p.bytes), x)
 
 
 class Listpack(PybatsimScheduler):

@@ -56,6 +56,7 @@ from iosched.locality.replay import history_order
 from iosched.sched.adapter import PybatsimScheduler
 from iosched.sched.core import Scheduler
 from iosched.sched.executor import LEFT, At, Phase, Plan
+from iosched.sched.iojob import read_io
 from iosched.sched.placer import Allocation
 
 __all__ = ["Locality", "LocalityPolicy", "LocalityCore", "HoldsOnly", "read_locality_job"]
@@ -89,39 +90,52 @@ _FLOAT32_MAX = 3.4028234663852886e38
 def read_locality_job(batsim_job) -> tuple:
     """``(cores, walltime, {}, LJob)`` of a locality workload job.
 
-    :raises InputError: missing or invalid ``file``/``file_size``, invalid
-        ``role`` (default 1); one line naming the job and the field."""
+    Its I/O model (:func:`iosched.sched.iojob.read_io`): one input file
+    whose id is a whole number (``io.inputs``, or the earlier fields
+    ``file``, ``file_size``), the duration ``io.compute.delay`` (or ``delay``;
+    s, rounded down to whole seconds as the artifact's integer clock),
+    ``io.cores`` (default: Batsim's ``res``, which it must equal).
+
+    :raises InputError: a missing or invalid input file, duration or
+        walltime, ``io.cores`` not ``res``, invalid ``role`` (default 1); one
+        line naming the job and the field."""
     d = batsim_job.json_dict
-    for field in ("file", "file_size"):
-        if field not in d:
-            raise InputError(f"job {batsim_job.id}: field {field} is missing (a locality job reads one file)")
+    where = f"job {batsim_job.id}"
+    io = read_io(d, where)
+    if len(io.inputs) != 1:
+        raise InputError(f"{where}: a locality job reads one input file, got {len(io.inputs)} "
+                         "(io.inputs, or the fields file and file_size)")
+    res = int(batsim_job.requested_resources)
+    if io.cores is not None and io.cores != res:
+        raise InputError(f"{where}: io.cores={io.cores} differs from res={res} (one Batsim resource per core)")
     try:
-        size = float(d["file_size"]) / GB
+        size = float(io.inputs[0].bytes) / GB
+        f = int(io.inputs[0].file)
+    except ValueError:
+        raise InputError(f"{where}: input file {io.inputs[0].file!r}: a locality file id is a whole number") \
+            from None
+    try:
         role = int(d.get("role", 1))
-        f = int(d["file"])
     except (TypeError, ValueError, OverflowError):
-        raise InputError(f"job {batsim_job.id}: fields file/file_size/role must be numbers") from None
+        raise InputError(f"{where}: field role must be a number") from None
     if not (0 <= size <= _FLOAT32_MAX):  # the planner keeps sizes (GB) as float32
-        raise InputError(f"job {batsim_job.id}: field file_size={d.get('file_size')!r} is not a size in bytes")
+        raise InputError(f"{where}: input file size {io.inputs[0].bytes!r} is not a size in bytes "
+                         "the planner can hold")
     if role not in (-2, -1, 0, 1, 2):
-        raise InputError(f"job {batsim_job.id}: field role={d.get('role')!r} is not a known role (-2, -1, 0, 1, 2)")
+        raise InputError(f"{where}: field role={d.get('role')!r} is not a known role (-2, -1, 0, 1, 2)")
     wall = walltime_seconds(getattr(batsim_job, "requested_time", None))
     if not math.isfinite(wall):
-        raise InputError(f"job {batsim_job.id}: a walltime is needed")
+        raise InputError(f"{where}: a walltime is needed")
     prof = d.get("profile")
-    try:
-        delay = int(d["delay"])
-    except (KeyError, TypeError, ValueError, OverflowError):
-        raise InputError(f"job {batsim_job.id}: field delay (the job's duration in s) is missing "
-                         "or not a number") from None
-    if delay < 0:
-        raise InputError(f"job {batsim_job.id}: field delay={delay} (the job's duration in s) is negative")
+    if io.compute is None or io.compute.delay is None:
+        raise InputError(f"{where}: field delay (the job's duration in s) is missing (io.compute.delay)")
+    delay = int(io.compute.delay)
     try:
         subtime = int(round(float(d.get("orig_subtime", batsim_job.submit_time))))
         hist_start, hist_node = int(d.get("history_start", -1)), int(d.get("history_node", -1))
         seq = int(d.get("seq", -1))
     except (TypeError, ValueError, OverflowError):
-        raise InputError(f"job {batsim_job.id}: fields orig_subtime/history_start/history_node/seq "
+        raise InputError(f"{where}: fields orig_subtime/history_start/history_node/seq "
                          "must be numbers") from None
     lj = LJob(batsim_job.id, subtime, delay, int(round(wall)), int(batsim_job.requested_resources), f,
               size, role, hist_start, hist_node)

@@ -73,6 +73,7 @@ from iosched.pfsbw.trackers import POOL, AdaptiveTracker, IoAwareTracker, NodeTr
 from iosched.sched.adapter import PybatsimScheduler, state_name
 from iosched.sched.core import Scheduler, plain_job
 from iosched.sched.executor import Plan
+from iosched.sched.iojob import read_io
 from iosched.sched.orders import fcfs
 
 __all__ = ["Pfsbw", "POLICIES", "VARIANTS", "OPTIONS", "KNOWN_OPTIONS", "PfsRequest", "storage_needs"]
@@ -110,30 +111,31 @@ class PfsRequest:
 
 def read_pfs_job(batsim_job, cores_per_node: int = 1) -> tuple:
     """``(nb_res, estimate, pools, PfsRequest)`` of a job (walltime as the
-    estimate). A job with the extra field ``nodes`` asks that many whole
-    nodes: ``nb_res = nodes * cores_per_node`` (its ``res`` executors are
-    mapped onto them at launch); without it, ``nb_res`` is Batsim's ``res``.
+    estimate), from its I/O model (:func:`iosched.sched.iojob.read_io`:
+    ``io.nodes``, ``io.application``, ``io.writes.bytes``, or the earlier
+    fields ``nodes``, ``variety``, ``bytes_written``). A job giving ``nodes``
+    asks that many whole nodes: ``nb_res = nodes * cores_per_node`` (its
+    ``res`` executors are mapped onto them at launch); without it, ``nb_res``
+    is Batsim's ``res``. The variety is the application, else the profile's
+    name; the bytes written are 0 when not given.
 
-    :raises InputError: ``bytes_written`` not a finite number >= 0,
-        ``variety`` not a string, ``nodes`` not an integer >= 1.
+    :raises InputError: bytes written not a finite number >= 0, variety not
+        a string, nodes not an integer >= 1 or too few for ``res`` (one line
+        naming the job and the field).
     """
     nb_res, estimate, pools, _ = plain_job(batsim_job)
     d = getattr(batsim_job, "json_dict", None) or {}
-    if "nodes" in d:
-        nodes = d["nodes"]
-        if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
-            raise InputError(f"job {batsim_job.id}: field 'nodes' must be an integer >= 1, got {nodes!r}")
-        if nb_res > nodes * cores_per_node:
-            raise InputError(f"job {batsim_job.id}: res={nb_res} executors do not fit on {nodes} "
+    where = f"job {batsim_job.id}"
+    io = read_io(d, where)
+    if io.nodes is not None:
+        if nb_res > io.nodes * cores_per_node:
+            raise InputError(f"{where}: res={nb_res} executors do not fit on {io.nodes} "
                              f"node(s) of {cores_per_node} cores")
-        nb_res = nodes * cores_per_node
-    variety = d.get("variety", getattr(batsim_job, "profile", None))
+        nb_res = io.nodes * cores_per_node
+    variety = io.application if io.application is not None else getattr(batsim_job, "profile", None)
     if not isinstance(variety, str):
-        raise InputError(f"job {batsim_job.id}: field 'variety' must be a string, got {variety!r}")
-    nbytes = d.get("bytes_written", 0.0)
-    if type(nbytes) not in (int, float) or not math.isfinite(nbytes) or nbytes < 0:
-        raise InputError(f"job {batsim_job.id}: field 'bytes_written' must be a finite number >= 0, "
-                         f"got {nbytes!r}")
+        raise InputError(f"{where}: field 'variety' must be a string, got {variety!r}")
+    nbytes = io.writes.bytes if io.writes is not None else 0.0
     return nb_res, estimate, pools, PfsRequest(variety, float(nbytes))
 
 
