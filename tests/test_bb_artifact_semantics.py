@@ -24,7 +24,7 @@ from iosched.sched.orders import fcfs, sjf
 from iosched.sched.policies import Easy
 from iosched.sched.placer import FirstFit
 from iosched.sched.machine import Machine
-from iosched.sched.registry import SCHEDULERS_DIR
+from iosched.schedulers.registry import SCHEDULERS_DIR
 
 
 # ------------------------------------------------------------ the generator

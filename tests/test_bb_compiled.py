@@ -20,7 +20,8 @@ from iosched.errors import InputError
 from iosched.run.simulation import run_simulation
 from iosched.schedulers.burstbuffer import Burstbuffer
 from iosched.sched.listschedule import ListPlan, waiting_cost
-from iosched.sched.registry import REPO_ROOT, SCHEDULERS_DIR
+from iosched.paths import REPO_ROOT
+from iosched.schedulers.registry import SCHEDULERS_DIR
 
 from test_bb_speed import COMPUTE, NOW, PLACER, STORAGE, _Job, _profile
 

@@ -43,7 +43,8 @@ from iosched.analysis.jobs import collapse_phases, jobs_from_rows, merge_job_row
 from iosched.bb import model
 from iosched.platforms import cluster_xml
 from iosched.run.simulation import run_simulation
-from iosched.sched.registry import REPO_ROOT, SCHEDULERS_DIR, required_engine_args, resolve
+from iosched.paths import REPO_ROOT
+from iosched.schedulers.registry import SCHEDULERS_DIR, required_engine_args, resolve
 
 SCHED = SCHEDULERS_DIR / "burstbuffer.py"
 MIN = 60.0

@@ -36,7 +36,7 @@ from iosched.engine.cli import REFUSED, parse_args
 from iosched.errors import InputError
 from iosched.run.cli import progress_text, summary_line
 from iosched.run.simulation import run_simulation
-from iosched.sched.registry import check_options, declared_options, resolve
+from iosched.schedulers.registry import check_options, declared_options, resolve
 from iosched.schedulers.baseline import Baseline
 from iosched.workloads.convert import swf_to_batsim
 from iosched.workloads.swf import read_swf

@@ -332,7 +332,8 @@ def test_swf_cli_missing_output_folder_checked_first(tmp_path, capsys):
 
 
 def test_registry_names_and_engine_flag():
-    from iosched.sched.registry import REPO_ROOT, required_engine_args, resolve
+    from iosched.paths import REPO_ROOT
+    from iosched.schedulers.registry import required_engine_args, resolve
 
     for p in POLICIES:
         path, opts = resolve(f"loc-{p}")
@@ -614,7 +615,7 @@ def test_shipped_uppmax_platform_is_the_generators_default():
     """``platforms/locality_uppmax.xml`` is ``locality_xml()``: 486 nodes x 20
     cores, 128 GB, 0.1 GB/s per core, ``paper`` model."""
     from iosched.locality.platform import locality_xml
-    from iosched.sched.registry import REPO_ROOT
+    from iosched.paths import REPO_ROOT
 
     assert (REPO_ROOT / "platforms" / "locality_uppmax.xml").read_text() == locality_xml()
 

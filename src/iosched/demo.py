@@ -60,9 +60,9 @@ from iosched.bb import artifact
 from iosched.bb.workload import first_jobs, generate, write_workload
 from iosched.engine.platform import count_compute_hosts
 from iosched.errors import InputError
+from iosched.paths import REPO_ROOT
 from iosched.run.result import RunError
 from iosched.run.simulation import run_simulation
-from iosched.sched.registry import REPO_ROOT
 from iosched.workloads.default_swf import find_default_swf
 
 __all__ = ["DemoRun", "RUNS", "GENERATOR_RUNS", "bb_workload", "artifact_workload", "run_demo", "comparison_rows", "main"]
@@ -104,7 +104,7 @@ class DemoRun:
     """One simulation of the demo.
 
     :param label: name in the tables and figures (unique).
-    :param scheduler: a registered scheduler name (``iosched.sched.registry``).
+    :param scheduler: a registered scheduler name (``iosched.schedulers.registry``).
     :param platform: SimGrid platform XML.
     :param workload: builder ``(swf, nb_jobs, seed, nb_compute) -> workload
         dict``; runs with the same builder and platform share one file.

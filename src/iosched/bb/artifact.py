@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Optional
 
 from iosched.errors import InputError
+from iosched.paths import shared_data_candidates
 
 __all__ = ["ARTIFACT_DIR_NAME", "FIRST_1000", "NB_PARTS", "default_dir", "load",
            "campaign_workload"]
@@ -46,9 +47,7 @@ def default_dir() -> Path:
 
     :raises InputError: neither exists.
     """
-    repo = Path(__file__).resolve().parents[3]
-    cands = [repo.parent / "shared" / "data" / ARTIFACT_DIR_NAME,
-             Path.cwd().resolve().parent / "shared" / "data" / ARTIFACT_DIR_NAME]
+    cands = shared_data_candidates(ARTIFACT_DIR_NAME)
     for c in cands:
         if c.is_dir():
             return c

@@ -65,9 +65,9 @@ import click
 from iosched.bb import workload as W
 from iosched.bench.common import calibrate, side_by_side, write_result
 from iosched.errors import InputError
+from iosched.paths import REPO_ROOT
 from iosched.run.result import RunError
 from iosched.run.simulation import run_simulation
-from iosched.sched.registry import REPO_ROOT
 from iosched.workloads.default_swf import find_default_swf
 
 BUCKETS = ((1, 5), (6, 10), (11, 20), (21, 50), (51, 100), (101, 200), (201, 10 ** 9))

@@ -18,13 +18,14 @@ from pathlib import Path
 import click
 import zmq
 
+from iosched.paths import REPO_ROOT
 from iosched.run.simulation import free_port
 
 __all__ = ["calibrate", "cpu_times", "steal_share", "write_result", "run_in_tree", "side_by_side",
            "same_files"]
 
 #: this tree (the folder holding ``src/iosched``)
-THIS_TREE = Path(__file__).resolve().parents[3]
+THIS_TREE = REPO_ROOT
 
 
 def _zmq_echo(port):  # runs in a child process

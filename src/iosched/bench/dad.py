@@ -29,7 +29,7 @@ import click
 
 from iosched.clicommon import OneLineErrorCommand
 from iosched.dad.reproduce import scale
-from iosched.sched.registry import REPO_ROOT
+from iosched.paths import REPO_ROOT
 from iosched.workloads.default_swf import find_default_swf
 
 

@@ -34,7 +34,7 @@ versions, figures) and printed. This is a benchmark, not a test: it asserts
 nothing, and its figures depend on the machine.
 
 ``--scheduler NAME`` (repeatable; an iosched scheduler name such as
-``easy`` or ``conservative``, see ``iosched.sched.registry``) times those
+``easy`` or ``conservative``, see ``iosched.schedulers.registry``) times those
 schedulers on the same inputs *side by side with the reference*: each of
 ``--repeat`` rounds (default 5) runs pybatsim's ``easyBackfill`` and then
 each named scheduler, one after the other, so that a drift of the
@@ -70,12 +70,12 @@ import schedulers  # pybatsim's example schedulers (easyBackfill)
 from iosched.bench.common import calibrate, cpu_times, steal_share, write_result
 from iosched.engine.server import import_simgrid
 from iosched.errors import InputError
+from iosched.paths import REPO_ROOT
 from iosched.platforms import cluster_xml
 from iosched.run.result import RunError
 from iosched.run.simulation import run_simulation
-from iosched.sched.registry import REPO_ROOT
-from iosched.workloads.default_swf import find_default_swf
 from iosched.workloads.convert import dump_workload, swf_to_batsim
+from iosched.workloads.default_swf import find_default_swf
 
 REFERENCE = {
     "delay": {"wall_s": 20.0, "max_rss_mb": 184.0},

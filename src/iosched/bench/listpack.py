@@ -50,9 +50,9 @@ from iosched.bench.common import calibrate, cpu_times, side_by_side, steal_share
 from iosched.errors import InputError
 from iosched.listpack.metrics import read_phases
 from iosched.listpack.workload import generate, write_workload
+from iosched.paths import REPO_ROOT
 from iosched.platforms import cluster_xml
 from iosched.run.simulation import run_simulation
-from iosched.sched.registry import REPO_ROOT
 
 __all__ = ["platform_text", "bench_run", "sweep_record", "median_run_side_by_side", "main",
            "MEDIAN_RUN"]

@@ -30,8 +30,8 @@ import click
 
 from iosched.api import simulate
 from iosched.bench.common import calibrate, write_result
+from iosched.paths import REPO_ROOT
 from iosched.pfsbw import workload as pw
-from iosched.sched.registry import REPO_ROOT
 
 GIB = pw.GIB
 #: label -> (scheduler name, options, pre-trained?)

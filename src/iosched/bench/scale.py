@@ -30,7 +30,7 @@ the length of the run. The same arguments give byte-identical JSON
 
 Platform: :func:`iosched.platforms.cluster_xml` with ``nb_nodes`` hosts.
 Scheduler: iosched's ``easy`` by default (``--scheduler``: any name of
-:mod:`iosched.sched.registry`, or ``easyBackfill``, pybatsim 3.2.1's
+:mod:`iosched.schedulers.registry`, or ``easyBackfill``, pybatsim 3.2.1's
 unmodified example), with ``-v warning`` (``iosched run``'s default).
 
 Measured for each run (:func:`measure`): the wall time of the simulation (s,
@@ -68,10 +68,10 @@ import numpy as np
 from iosched.bench.common import calibrate, cpu_times, steal_share, write_result
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError
+from iosched.paths import REPO_ROOT
 from iosched.platforms import cluster_xml
 from iosched.procmem import PeakSampler
 from iosched.run.result import RunError
-from iosched.sched.registry import REPO_ROOT
 from iosched.workloads.convert import PROFILE_TYPES, dump_workload, swf_to_batsim
 from iosched.workloads.default_swf import find_default_swf
 

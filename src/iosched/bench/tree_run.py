@@ -7,7 +7,8 @@ engine and scheduler processes the run starts, which inherit
 reference tree (e.g. a worktree of main) and the current one side by side
 in the same command (:func:`iosched.bench.common.run_in_tree`). Only
 functions that both trees have are used here (:func:`iosched.run.simulation.run_simulation`,
-:func:`iosched.locality.reproduce.run_policy`), so the measurement is the
+:func:`iosched.experiments.locality.reproduction.run_policy`, found under
+its earlier name in a tree from before issue 26), so the measurement is the
 same code for both.
 
 ``SPEC.json`` is an object with ``kind``:
@@ -43,6 +44,18 @@ def _cpu() -> float:
     return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
 
 
+def _locality_run_policy():
+    """``run_policy`` of the locality reproduction wherever the tree has it
+    (``iosched.experiments.locality.reproduction`` since issue 26,
+    ``iosched.locality.reproduce`` before), so that trees of either layout
+    can be timed side by side."""
+    try:
+        from iosched.experiments.locality.reproduction import run_policy
+    except ImportError:
+        from iosched.locality.reproduce import run_policy
+    return run_policy
+
+
 def main(argv=None) -> int:
     """Entry point: ``tree_run.py SPEC.json`` (module documentation)."""
     spec = json.loads(Path((argv or sys.argv[1:])[0]).read_text())
@@ -53,10 +66,9 @@ def main(argv=None) -> int:
     res = {"iosched": str(Path(iosched.__file__).parent)}
     if spec["kind"] == "simulation":
         from iosched.run.simulation import run_simulation
-        from iosched.sched.registry import REPO_ROOT
         sched = spec["scheduler"]
-        if sched in ("burstbuffer", "listpack"):
-            sched = str(REPO_ROOT / "schedulers" / f"{sched}.py")
+        if sched in ("burstbuffer", "listpack"):   # the tree's thin launcher (run_in_tree's cwd is the tree)
+            sched = str(Path.cwd() / "schedulers" / f"{sched}.py")
         c0, t0 = _cpu(), time.perf_counter()
         kw = {"in_process": True} if spec.get("in_process") else {}
         run_simulation(spec["platform"], spec["workload"], sched, out, options=spec.get("options"),
@@ -69,7 +81,7 @@ def main(argv=None) -> int:
                    simulation_time_s=float(sch["simulation_time"]), makespan_s=float(sch["makespan"]))
     elif spec["kind"] == "locality":
         from iosched.locality.metrics import write_jobs
-        from iosched.locality.reproduce import run_policy
+        run_policy = _locality_run_policy()
         c0, t0 = _cpu(), time.perf_counter()
         row, run, _ = run_policy(spec["workload"], spec["cluster"], spec["policy"])
         wall, cpu = time.perf_counter() - t0, _cpu() - c0

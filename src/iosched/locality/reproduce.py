@@ -25,8 +25,10 @@ from iosched.locality.metrics import summarize, write_jobs, write_summary
 from iosched.locality.planner import POLICIES, Planner
 from iosched.locality.replay import replay
 from iosched.locality.workload import read_artifact, read_cluster
+from iosched.paths import shared_data
 
-DATA = Path("/work/shared/data/uppmax")
+#: the Uppmax day and cluster files of the artifact (in the shared data folder)
+DATA = shared_data("uppmax")
 
 
 def run_policy(workload, cluster_file, policy, trace=None, **opts) -> tuple:

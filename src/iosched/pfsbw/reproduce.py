@@ -36,6 +36,7 @@ import pandas as pd
 
 from iosched.analysis.plots import new_figure, save_png
 from iosched.api import simulate
+from iosched.paths import scratch
 from iosched.pfsbw import workload as pw
 
 __all__ = ["CONFIGS", "PAPER", "run_all", "timeline"]
@@ -216,7 +217,7 @@ def _markdown(t: pd.DataFrame) -> str:
 @click.argument("out", type=click.Path(file_okay=False), default="results/pfsbw")
 @click.option("-p", "--platform", "platform", default="platforms/pfsbw15.xml", show_default=True,
               type=click.Path(exists=True, dir_okay=False))
-@click.option("--tmp", default="/tmp/pfsbw-reproduce", show_default=True)
+@click.option("--tmp", default=str(scratch("pfsbw-reproduce")), show_default=True)
 @click.option("--workloads", default=",".join(WORKLOADS), show_default=True)
 @click.option("--repeats", type=int, default=0, show_default=True,
               help="noisy repetitions of Workload 2 (medians)")

@@ -58,6 +58,7 @@ from iosched.api import simulate
 from iosched.checks import check_output_file
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError, one_line
+from iosched.paths import scratch
 from iosched.platforms import _FOOTER, _HEADER, pfs_zone_lines
 from iosched.run.result import RunError
 
@@ -296,7 +297,7 @@ def w2_cmd(out, waves, sleep, noise, seed):
 @main.command(name="curve", cls=OneLineErrorCommand)
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("-p", "--platform", "platform", required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--tmp", default="/tmp/pfsbw-curve", show_default=True)
+@click.option("--tmp", default=str(scratch("pfsbw-curve")), show_default=True)
 def curve_cmd(out, platform, tmp):
     """Measure total throughput against 1..15 concurrent write x8 jobs (CSV)."""
     check_output_file(out)
@@ -316,7 +317,7 @@ def curve_cmd(out, platform, tmp):
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("-p", "--platform", "platform", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("-w", "--workload", "wl_path", required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--tmp", default="/tmp/pfsbw-pretrain", show_default=True)
+@click.option("--tmp", default=str(scratch("pfsbw-pretrain")), show_default=True)
 def pretrain_cmd(out, platform, wl_path, tmp):
     """Run each job type of a workload alone; write the estimator's samples (JSON)."""
     Path(tmp).mkdir(parents=True, exist_ok=True)

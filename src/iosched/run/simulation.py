@@ -53,7 +53,7 @@ from iosched.run.supervise import (
     subreaper,
     watch,
 )
-from iosched.sched.registry import check_options, required_engine_args, resolve
+from iosched.schedulers.registry import check_options, required_engine_args, resolve
 
 __all__ = [
     "IN_PROCESS_FLAGS",
@@ -232,14 +232,14 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
 
     *platform* is a SimGrid platform XML, *workload* a Batsim workload JSON
     (or a list of them, passed as repeated ``-w``), *scheduler* a name known
-    to :mod:`iosched.sched.registry` or the path of a pybatsim scheduler file,
+    to :mod:`iosched.schedulers.registry` or the path of a pybatsim scheduler file,
     *options* a dict passed to the scheduler as JSON (``-o``; merged over the
     registry's defaults). *engine_cmd* is the engine command prefix (argv list
     or shell-like string; default: the embedded engine ``python -m
     iosched.engine.cli``; ``"batsim"`` runs the real Batsim); the runner adds
     ``-p -w -e OUTPUT_DIR/out -s tcp://127.0.0.1:PORT`` (and ``-q`` when
     *quiet*), then *engine_args*, then any flag the scheduler file needs and
-    *engine_args* lacks (:func:`iosched.sched.registry.required_engine_args`:
+    *engine_args* lacks (:func:`iosched.schedulers.registry.required_engine_args`:
     ``--enable-dynamic-jobs`` for ``schedulers/burstbuffer.py``).
 
     The output directory (and its parents) is created. It receives

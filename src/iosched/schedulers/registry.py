@@ -16,19 +16,15 @@ from pathlib import Path
 
 import iosched.schedulers.launchers
 from iosched.errors import InputError
+from iosched.paths import LAUNCHERS_DIR
 from iosched.sched.options import check_declared
 
-__all__ = ["SCHEDULERS", "SCHEDULERS_DIR", "REPO_ROOT", "ENGINE_FLAGS", "resolve",
+__all__ = ["SCHEDULERS", "SCHEDULERS_DIR", "ENGINE_FLAGS", "resolve",
            "required_engine_args", "declared_options", "check_options"]
 
 #: Folder of the scheduler launcher files in the installed package
 #: (:mod:`iosched.schedulers.launchers`).
 SCHEDULERS_DIR = Path(iosched.schedulers.launchers.__file__).resolve().parent
-
-#: Source-tree root (``src/iosched/sched/registry.py`` -> ``.``), where the
-#: shipped platforms, results and the thin ``schedulers/*.py`` launcher files
-#: live; meaningful for a source checkout only.
-REPO_ROOT = Path(__file__).resolve().parents[3]
 
 #: name -> (scheduler file name in :data:`SCHEDULERS_DIR`, pybatsim options).
 SCHEDULERS: dict[str, tuple[str, dict]] = {
@@ -100,7 +96,7 @@ def required_engine_args(scheduler_file) -> tuple:
         path = Path(scheduler_file).resolve()
     except (OSError, RuntimeError):
         return ()
-    if path.parent not in (SCHEDULERS_DIR, (REPO_ROOT / "schedulers").resolve()):
+    if path.parent not in (SCHEDULERS_DIR, LAUNCHERS_DIR.resolve()):
         return ()
     return ENGINE_FLAGS.get(path.name, ())
 
@@ -145,7 +141,7 @@ def declared_options(name_or_path) -> dict | None:
     :raises InputError: as :func:`resolve` (unknown name).
     """
     path, _ = resolve(name_or_path)
-    if path.parent not in (SCHEDULERS_DIR, (REPO_ROOT / "schedulers").resolve()):
+    if path.parent not in (SCHEDULERS_DIR, LAUNCHERS_DIR.resolve()):
         return None
     if not (SCHEDULERS_DIR / path.name).is_file():
         return None
