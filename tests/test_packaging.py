@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from iosched.platforms import cluster_xml
+from iosched.experiments.platforms import cluster_xml
 from iosched.schedulers.registry import SCHEDULERS
 
 REPO = Path(__file__).resolve().parents[1]

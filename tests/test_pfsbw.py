@@ -14,15 +14,15 @@ from batsim.batsim import Job as BatsimJob
 from procset import ProcSet
 
 from iosched.errors import InputError
-from iosched.pfsbw import workload as pw
+from iosched.experiments.pfsbw import workload as pw
 from iosched.pfsbw.estimator import RecentThroughput, VarietyEstimator
 from iosched.pfsbw.policy import SlurmBackfill
 from iosched.pfsbw.trackers import POOL, AdaptiveTracker, IoAwareTracker, NodeTracker, StepUsage
 from iosched.pfsbw.twogroup import Demand, target_throughput, threshold, two_group
-from iosched.schedulers.pfsbw import Pfsbw, read_pfs_job
 from iosched.sched.core import Scheduler
 from iosched.sched.machine import Machine
 from iosched.sched.profile import INF
+from iosched.schedulers.pfsbw import Pfsbw, read_pfs_job
 
 
 class Launcher:
@@ -593,7 +593,7 @@ def test_same_schedule_on_real_batsim(name, tmp_path):
 def test_workload_cli_bad_arguments_one_line(tmp_path, args, words):
     """A bad generator argument or output path: one line, non-zero exit, no file."""
     from click.testing import CliRunner
-    from iosched.pfsbw.workload import main as pfsbw_workload
+    from iosched.experiments.pfsbw.workload import main as pfsbw_workload
 
     res = CliRunner().invoke(pfsbw_workload, [a.format(tmp=tmp_path) for a in args])
     assert res.exit_code != 0
@@ -615,7 +615,7 @@ def test_pretrain_command_on_jobs_without_a_field_one_line(tmp_path, drop):
     """`pfsbw.workload pretrain` on a job without a field it needs: one line
     naming the job and the field (a KeyError traceback before), no output."""
     from click.testing import CliRunner
-    from iosched.pfsbw.workload import main as pfsbw_workload
+    from iosched.experiments.pfsbw.workload import main as pfsbw_workload
 
     runner = CliRunner()
     assert runner.invoke(pfsbw_workload, ["platform", str(tmp_path / "p.xml")]).exit_code == 0
@@ -635,7 +635,7 @@ def test_curve_on_a_platform_that_is_not_xml_one_line(tmp_path):
     """`pfsbw.workload curve -p NOT_XML`: one line naming the file (a RunError
     traceback before), no output."""
     from click.testing import CliRunner
-    from iosched.pfsbw.workload import main as pfsbw_workload
+    from iosched.experiments.pfsbw.workload import main as pfsbw_workload
 
     (tmp_path / "bad.xml").write_text("not xml\n")
     res = CliRunner().invoke(pfsbw_workload, ["curve", str(tmp_path / "c.csv"), "-p", str(tmp_path / "bad.xml"),

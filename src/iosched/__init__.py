@@ -6,12 +6,12 @@ Subpackages:
   (``iosched-batsim``), SimGrid computes every computation and transfer.
 * :mod:`iosched.workloads` -- Standard Workload Format reader and Batsim
   workload JSON converter.
-* :mod:`iosched.platforms` -- SimGrid platform XML generators.
+* :mod:`iosched.experiments.platforms` -- SimGrid platform XML generators.
 * :mod:`iosched.sched.profile` -- the availability profile (timeline of
   reservations) shared by all schedulers.
 * :mod:`iosched.run` -- starts an engine and a scheduler, robin files.
 * :mod:`iosched.campaign` -- experiment campaigns on Dask.
-* :mod:`iosched.bench` -- benchmarks (``python -m iosched.bench``).
+* :mod:`iosched.experiments.bench` -- benchmarks (``python -m iosched.experiments.bench``).
 * :mod:`iosched.analysis` -- job and run metrics, campaign tables, figures,
   reports.
 """

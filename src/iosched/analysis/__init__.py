@@ -14,7 +14,7 @@
   ratios to a baseline, the per-job table;
 * :mod:`iosched.analysis.plots` -- figures of runs and campaigns (PNG);
 * :mod:`iosched.analysis.report` -- Markdown and HTML campaign reports;
-* :mod:`iosched.analysis.bb_reproduction` -- the burst-buffer paper's
-  reproduction (``python -m iosched.analysis.bb_reproduction``);
+* :mod:`iosched.experiments.bb.reproduction` -- the burst-buffer paper's
+  reproduction (``python -m iosched.experiments.bb.reproduction``);
 * :mod:`iosched.analysis.cli` -- ``iosched metrics`` and ``iosched report``.
 """

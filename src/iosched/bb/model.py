@@ -117,7 +117,7 @@ def job_request(job_json: Mapping) -> JobRequest:
 
     :param job_json: the job dict as Batsim forwards it (``res``, ``walltime``
         and the extra fields ``bb``, ``flops``, ``com`` written by
-        :mod:`iosched.bb.workload`).
+        :mod:`iosched.experiments.bb.workload`).
     :raises InputError: a field is missing, not a number, or out of range.
     """
     try:

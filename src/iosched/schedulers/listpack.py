@@ -22,7 +22,7 @@ Options (pybatsim ``-o`` JSON):
   ``increasing``), ``pfs`` (storage host name, default ``"pfs"``).
 
 Workload jobs carry ``nodes``, ``periods``, ``w`` (s) and ``v`` (bytes)
-(:mod:`iosched.listpack.workload`). A started job ``w0!J`` is rejected and
+(:mod:`iosched.experiments.listpack.workload`). A started job ``w0!J`` is rejected and
 run as dynamic jobs of the workload ``io``, one per phase: ``io!J.c<k>`` (a
 ``delay`` of ``w`` on all the job's resources) then ``io!J.o<k>`` (a
 ``parallel_homogeneous_pfs`` writing ``v`` bytes from the job's first
