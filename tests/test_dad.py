@@ -11,10 +11,10 @@ from schedules import facts, schedule_differences
 
 from iosched.dad.dispatch import DataAwareDispatch, NodePlacer, TorqueFifo
 from iosched.dad.model import FileRef, file_locality, read_task, replica_for, score
-from iosched.experiments.dad.platform import nusa_xml
-from iosched.experiments.dad.workload import (GB, MB, blast_like, blast_shares, check_workload, file_benchmark, trace_driven,
-                                  write_workload)
 from iosched.errors import InputError
+from iosched.experiments.dad.workload import (GB, MB, blast_like, blast_shares, check_workload, file_benchmark, trace_driven,
+                                              write_workload)
+from iosched.experiments.platforms import nusa_xml
 from iosched.run.simulation import run_simulation
 from iosched.sched.core import Scheduler
 from iosched.sched.machine import Machine

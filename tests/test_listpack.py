@@ -21,7 +21,7 @@ from iosched.listpack.metrics import job_table, max_io_overlap, read_phases, rea
 from iosched.listpack.model import PeriodicJob, io_load, pack_bandwidth
 from iosched.listpack.packs import build_packs
 from iosched.experiments.listpack.workload import (LAMBDA, Q_MAX, Q_MIN, generate, mira_median, mira_nodes,
-                                       truncated_mean, truncated_normal, write_workload)
+                                                   truncated_mean, truncated_normal, write_workload)
 from iosched.experiments.platforms import cluster_xml
 
 B = 240e9

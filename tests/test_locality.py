@@ -219,7 +219,7 @@ def test_engine_end_to_end_loads_reuse_and_walltime(tmp_path):
     import csv
 
     from iosched.api import simulate
-    from iosched.experiments.locality.platform import locality_xml
+    from iosched.experiments.platforms import locality_xml
 
     (tmp_path / "p.xml").write_text(locality_xml(2, 4, 1e9, 128e9, "paper"))
     jobs = [J(0, 0, 1, 5, 1, 0, 0, 0), J(1, 5, 100, 1000, 2, 1, 10.0), J(2, 5, 100, 1000, 2, 1, 10.0),
@@ -268,7 +268,7 @@ def test_engine_job_after_a_walltime_kill_waits_for_its_report(tmp_path):
     import csv
 
     from iosched.api import simulate
-    from iosched.experiments.locality.platform import locality_xml
+    from iosched.experiments.platforms import locality_xml
 
     (tmp_path / "p.xml").write_text(locality_xml(1, 4, 1e9, 128e9, "paper"))
     jobs = [J(0, 0, 1, 5, 1, 0, 0, 0), J(1, 5, 100, 50, 4, 1, 10.0), J(2, 6, 20, 100, 4, 1, 10.0)]
@@ -595,7 +595,7 @@ def test_engine_schedule_equals_the_artifact_loop(tmp_path, policy):
     import csv
 
     from iosched.api import simulate
-    from iosched.experiments.locality.platform import locality_xml
+    from iosched.experiments.platforms import locality_xml
 
     jobs = _engine_vs_loop_jobs(11)
     loop = replay(copy.deepcopy(jobs), Planner(Cluster(3, 4, 1.0, 128), policy), until_evaluated=False)
@@ -614,7 +614,7 @@ def test_engine_schedule_equals_the_artifact_loop(tmp_path, policy):
 def test_shipped_uppmax_platform_is_the_generators_default():
     """``platforms/locality_uppmax.xml`` is ``locality_xml()``: 486 nodes x 20
     cores, 128 GB, 0.1 GB/s per core, ``paper`` model."""
-    from iosched.experiments.locality.platform import locality_xml
+    from iosched.experiments.platforms import locality_xml
     from iosched.paths import REPO_ROOT
 
     assert (REPO_ROOT / "platforms" / "locality_uppmax.xml").read_text() == locality_xml()
@@ -677,7 +677,7 @@ def test_job_without_file_size_is_rejected_with_its_reason(tmp_path):
     import json
 
     from iosched.api import simulate
-    from iosched.experiments.locality.platform import locality_xml
+    from iosched.experiments.platforms import locality_xml
 
     jobs = [LJob(str(i), i * 10, 50, 100, 2, 1 + i % 2, 1.0, 1, seq=i) for i in range(4)]
     (tmp_path / "p.xml").write_text(locality_xml(3, 4, 1e9, 128e9, "paper"))
@@ -698,7 +698,7 @@ def test_job_with_more_cores_than_a_node_is_rejected_with_its_reason(tmp_path):
     import csv
 
     from iosched.api import simulate
-    from iosched.experiments.locality.platform import locality_xml
+    from iosched.experiments.platforms import locality_xml
 
     jobs = [LJob(str(i), i * 10, 50, 100, 5 if i == 2 else 2, 1 + i % 2, 1.0, 1, seq=i) for i in range(4)]
     (tmp_path / "p.xml").write_text(locality_xml(3, 4, 1e9, 128e9, "paper"))

@@ -15,6 +15,7 @@ from procset import ProcSet
 
 from iosched.errors import InputError
 from iosched.experiments.pfsbw import workload as pw
+from iosched.experiments.platforms import pfsbw_xml
 from iosched.pfsbw.estimator import RecentThroughput, VarietyEstimator
 from iosched.pfsbw.policy import SlurmBackfill
 from iosched.pfsbw.trackers import POOL, AdaptiveTracker, IoAwareTracker, NodeTracker, StepUsage
@@ -284,7 +285,7 @@ def test_workload_sizes_and_fields():
 def test_end_to_end_adaptive_on_the_engine(tmp_path):
     from iosched.api import simulate
     plat = tmp_path / "p.xml"
-    plat.write_text(pw.platform_xml())
+    plat.write_text(pfsbw_xml())
     wl = tmp_path / "w.json"
     wl.write_text(json.dumps(pw.workload(1, ((8, 6), (1, 4), ("sleep", 10)), sleep=60.0)))
     trace = tmp_path / "trace.csv"
@@ -530,7 +531,7 @@ def test_same_schedule_as_with_the_old_encoding(name, tmp_path):
     changes such as rounding message times to 6 decimals.)"""
     from iosched.run.simulation import run_simulation
     plat, wl = tmp_path / "p.xml", tmp_path / "w.json"
-    plat.write_text(pw.platform_xml())
+    plat.write_text(pfsbw_xml())
     wl.write_text(json.dumps(pw.workload(1, ((8, 6), (1, 4), (4, 3), ("sleep", 10)), sleep=60.0)))
     pre = {"write_x8": {"bytes": 80 * pw.GIB, "runtime": 80 / 3.75}}
     run_simulation(plat, wl, name, tmp_path / "out", options={"limit": 10 * pw.GIB, "pretrain": pre},
@@ -546,7 +547,7 @@ def test_same_schedule_as_with_the_old_encoding(name, tmp_path):
 
 def two_storage_platform(nb_nodes=2) -> str:
     """pfsbw's platform plus a second storage host ``bb`` (no route: never used)."""
-    return pw.platform_xml(nb_nodes=nb_nodes).replace(
+    return pfsbw_xml(nb_nodes=nb_nodes).replace(
         '        <link id="pfs_loopback"',
         '        <host id="bb" speed="1Gf">\n            <prop id="role" value="storage" />\n'
         '        </host>\n        <link id="pfs_loopback"')
@@ -568,7 +569,7 @@ def test_same_schedule_on_real_batsim(name, tmp_path):
         wl.write_text(json.dumps(pw.workload(1, ((8, 2), (2, 1), ("sleep", 2)), sleep=30.0)))
         sched, opts = "slurm-backfill", None
     else:
-        plat.write_text(pw.platform_xml())
+        plat.write_text(pfsbw_xml())
         wl.write_text(json.dumps(pw.workload(1, ((8, 6), (1, 4), (4, 3), ("sleep", 10)), sleep=60.0)))
         sched = name
     rows = {}

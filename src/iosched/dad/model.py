@@ -8,7 +8,7 @@ names]}`` (the paper's ``qsub -g file1,file2,...`` plus what the scheduler
 asks the Gfarm metadata server: file size and replica locations); the extra
 field ``queue`` (str, default ``"batch"``) names its Torque queue.  Node
 names are the ``node`` property of the platform's core hosts
-(:mod:`iosched.experiments.dad.platform`).
+(:func:`iosched.experiments.platforms.nusa_xml`).
 
 How a started task runs (all Batsim-standard, :mod:`iosched.experiments.dad.workload`
 writes the profiles): its profile is ``composed`` of one

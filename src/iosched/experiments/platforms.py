@@ -1,6 +1,6 @@
-"""SimGrid platform XML generators (SimGrid 3.32, platform DTD version 4.1).
-
-Two generators and the ``iosched platform`` click group:
+"""SimGrid platform XML generators (SimGrid 3.32, platform DTD version 4.1):
+the one module of iosched's platform recipes, each ``<kind>_xml(...) -> str``,
+and the ``iosched platform`` click group.
 
 * :func:`cluster_xml` -- a flat homogeneous cluster in the style of the golden
   input ``cluster100.xml``: ``nb_nodes`` compute hosts in one SimGrid
@@ -14,6 +14,16 @@ Two generators and the ``iosched platform`` click group:
   and ``platforms/dragonfly96.yaml``), rewritten so that SimGrid 3.32 loads it.
   The shipped ``platforms/dragonfly96.xml`` is its output
   (``iosched platform dragonfly96 platforms/dragonfly96.xml``).
+* :func:`nusa_xml` -- the non-uniform storage-access platform of the
+  data-aware dispatch family (Li & Tatebe 2017): nodes whose cores read
+  their node's own disk or another node's through the network
+  (:func:`node_name`, :func:`core_name`, :func:`disk_name` name its hosts);
+* :func:`locality_xml` -- the data-locality family's nodes x cores with a
+  file-system host, I/O models :data:`LOCALITY_IO_MODELS` (Gonthier et al.);
+* :func:`pfsbw_xml` -- the PFS-bandwidth-aware family's 15 nodes of 8 cores
+  and a shared file-system link (Goponenko et al. 2024);
+* :func:`listpack_xml` -- the list-vs-pack family's campaign cluster
+  (Jeannot, Pallez & Vidal 2023), a :func:`cluster_xml`.
 
 Layout of ``dragonfly96.xml`` and its equivalence to the artifact
 -----------------------------------------------------------------
@@ -115,6 +125,7 @@ import click
 
 from iosched.clicommon import OneLineErrorCommand
 
+from iosched.dad.model import DISK_SUFFIX
 from iosched.errors import InputError
 
 __all__ = [
@@ -123,6 +134,19 @@ __all__ = [
     "dragonfly96_xml",
     "DRAGONFLY96_STORAGE_NODES",
     "DRAGONFLY_ROUTINGS",
+    "nusa_xml",
+    "node_name",
+    "core_name",
+    "disk_name",
+    "locality_xml",
+    "LOCALITY_IO_MODELS",
+    "pfsbw_xml",
+    "GIB",
+    "PFSBW_THREAD_BW",
+    "PFSBW_NODE_BW",
+    "PFSBW_CORES",
+    "PFSBW_PFS_BW",
+    "listpack_xml",
     "platform_command",
 ]
 
@@ -574,6 +598,307 @@ def dragonfly96_xml(routing="minimal"):
     )
     out += ["</zone>", _FOOTER.rstrip("\n")]
     return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------
+# The families' platforms
+
+#: GiB (bytes).
+GIB = 2 ** 30
+#: pfsbw: rate of one writing thread (a core's link, bytes/s).
+PFSBW_THREAD_BW = 0.5 * GIB
+#: pfsbw: injection limit of a node (bytes/s).
+PFSBW_NODE_BW = 3.75 * GIB
+#: pfsbw: cores per node.
+PFSBW_CORES = 8
+#: pfsbw: shared link of the file system (bytes/s).
+PFSBW_PFS_BW = 20 * GIB
+
+#: The locality platforms' I/O models (:func:`locality_xml`).
+LOCALITY_IO_MODELS = ("paper", "shared-pfs")
+
+
+
+def node_name(k: int, nb_nodes: int) -> str:
+    """Name of node ``k`` (``n000``...; zero-padded to at least 3 digits so that
+    Batsim's name order is the node order)."""
+    return f"n{k:0{max(3, len(str(nb_nodes - 1)))}d}"
+
+
+def core_name(node: str, i: int, slots: int) -> str:
+    """Name of core (task slot) ``i`` of ``node``."""
+    return f"{node}_c{i:0{max(2, len(str(slots - 1)))}d}"
+
+
+def disk_name(node: str) -> str:
+    """Name of the disk (storage host) of ``node``."""
+    return node + DISK_SUFFIX
+
+
+def nusa_xml(nb_nodes: int = 4, slots: int = 16, speed="1Gf", nic_bw="125MBps", nic_lat="50us",
+             local_bw="2803.61MBps", local_sharing: str = "FATPIPE") -> str:
+    """The XML text of a NUSA platform (non-uniform storage access) of Li &
+    Tatebe (data-aware dispatch family, :mod:`iosched.dad`).
+
+    The non-uniform storage-access (NUSA) platform of Li & Tatebe: compute
+    nodes that are also storage nodes (a Gfarm-like file system federating the
+    nodes' local disks).
+
+    Source: Li & Tatebe, "Data-aware task dispatching for batch queuing system",
+    IEEE Systems Journal 11(2), 2017, Section III-B/C and Table II (4 compute
+    nodes of 2 x 8-core Xeon E5-2665, 1 Gbit/s Ethernet, one metadata node).
+
+    Layout written by :func:`nusa_xml` (SimGrid 3.32, DTD 4.1):
+
+    * one zone ``zone_<node>`` (Full routing) per compute node ``<node>``
+      (``n000``, ``n001``...), holding
+
+      - ``slots`` core hosts ``<node>_c00 ...`` (the Batsim compute resources,
+        one task slot each), each with the property ``node=<node>``, so that
+        :class:`iosched.sched.machine.Machine` groups them into one node;
+      - the node's disk, a host ``<node>_disk`` with ``role=storage`` (a Batsim
+        storage resource, so that a Batsim-standard ``parallel_homogeneous_pfs``
+        profile can read from it through ``storage_mapping``);
+      - the router ``<node>_gw``;
+      - the link ``<node>_local`` (``local_bw``, 0 s): the local read path.  It
+        is FATPIPE by default: every reader gets the full per-stream rate, as
+        the paper's measurements show for reads served from the page cache /
+        NVRAM (under DAD, 5 concurrent local readers per node each reached about
+        2.8 GB/s, Section V-A); ``local_sharing="SHARED"`` makes it a shared
+        device instead;
+      - the node's network interface ``<node>_nic`` (split-duplex, ``nic_bw``,
+        ``nic_lat``: 1 Gbit/s Ethernet in the paper);
+      - routes: disk -> core ``[local]`` (a local read), core -> router ``[nic
+        UP]``, router -> core ``[nic DOWN]``, disk -> router ``[nic UP]`` and
+        router -> disk ``[nic DOWN]`` (with ``local_sharing="SHARED"``: ``[local,
+        nic UP]`` and ``[nic DOWN, local]``, so that remote reads share the
+        device with local ones), and host -> itself ``[loopback]``.  A FATPIPE
+        local link is kept off remote routes because of a SimGrid 3.32
+        ``ptask_L07`` quirk: when a FATPIPE link carries a flow bottlenecked
+        elsewhere (a remote read held by the network), the other flows crossing
+        it run faster than the link's bandwidth (measured: a 1 GB local read in
+        0.0305 s on a 2803.61 MB/s link, i.e. 32.8 GB/s, instead of 0.3567 s);
+
+    * a zone ``master_zone`` with the ``master`` host (``role=master``; Batsim's
+      master, standing for the metadata server, runs no job);
+    * the root zone ``nusa`` (Full routing) with one ``zoneRoute`` per ordered
+      pair of node zones through the link ``switch`` (a non-blocking
+      Ethernet switch: shared, 1 TB/s, never the bottleneck), and one per node zone to the master zone
+      (``master_link``).  A remote read from node j's disk to a core of node k
+      crosses ``[j_nic UP, switch, k_nic DOWN]``: remote reads contend on the
+      network interfaces (SimGrid max-min sharing).  The file grows as the
+      square of ``nb_nodes`` (512 nodes: 261,632 zone routes).
+
+    Batsim numbers resources in host-name order, compute first: node ``k``'s
+    cores get ids ``k*slots .. k*slots+slots-1`` and its disk ``nb_nodes*slots+k``.
+    The same arguments always give the same text.
+
+
+    :param nb_nodes: compute nodes (int >= 1).
+    :param slots: task slots (cores) per node (int >= 1).
+    :param speed: core speed (flops/s, number or SimGrid string).
+    :param nic_bw: network interface bandwidth per direction (bytes/s; the
+        paper's 1 Gbit/s Ethernet is 125 MB/s).
+    :param nic_lat: network interface latency (s).
+    :param local_bw: local read bandwidth (bytes/s; default calibrated on
+        the paper's DAD thput-gfpio mean, 2803.61 MB/s per task).
+    :param local_sharing: ``"FATPIPE"`` (per-stream rate) or ``"SHARED"``.
+    :returns: the XML text (str).
+    :raises InputError: bad count, quantity or sharing policy.
+    """
+    for what, v in (("nb_nodes", nb_nodes), ("slots", slots)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise InputError(f"platform: {what} must be an integer >= 1, got {v!r}")
+    if local_sharing not in ("FATPIPE", "SHARED"):
+        raise InputError(f"platform: local_sharing must be FATPIPE or SHARED, got {local_sharing!r}")
+    sp, nbw, nlat, lbw = _speed(speed, "speed"), _bw(nic_bw, "nic_bw"), _lat(nic_lat, "nic_lat"), \
+        _bw(local_bw, "local_bw")
+    out = ["<?xml version='1.0'?>",
+           '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
+           '<platform version="4.1">',
+           f"<!-- iosched.dad nusa_xml: {nb_nodes} nodes x {slots} slots, nic {nbw}, "
+           f"local {lbw} {local_sharing} -->",
+           '<zone id="nusa" routing="Full">']
+    for k in range(nb_nodes):
+        node = node_name(k, nb_nodes)
+        gw, disk, lo = f"{node}_gw", disk_name(node), f"{node}_loopback"
+        cores = [core_name(node, i, slots) for i in range(slots)]
+        out.append(f'  <zone id="zone_{node}" routing="Full">')
+        for c in cores:
+            out.append(f'    <host id="{c}" speed="{sp}"><prop id="node" value="{node}"/></host>')
+        out.append(f'    <host id="{disk}" speed="{sp}"><prop id="role" value="storage"/>'
+                   f'<prop id="node" value="{node}"/></host>')
+        out.append(f'    <router id="{gw}"/>')
+        out.append(f'    <link id="{node}_local" bandwidth="{lbw}" latency="0s" sharing_policy="{local_sharing}"/>')
+        out.append(f'    <link id="{node}_nic" bandwidth="{nbw}" latency="{nlat}" sharing_policy="SPLITDUPLEX"/>')
+        out.append(f'    <link id="{lo}" bandwidth="10GBps" latency="0s" sharing_policy="FATPIPE"/>')
+        for h in cores + [disk]:
+            out.append(f'    <route src="{h}" dst="{h}"><link_ctn id="{lo}"/></route>')
+        for c in cores:
+            out.append(f'    <route src="{disk}" dst="{c}" symmetrical="NO"><link_ctn id="{node}_local"/></route>')
+            out.append(f'    <route src="{c}" dst="{disk}" symmetrical="NO"><link_ctn id="{node}_local"/></route>')
+            out.append(f'    <route src="{c}" dst="{gw}" symmetrical="NO">'
+                       f'<link_ctn id="{node}_nic" direction="UP"/></route>')
+            out.append(f'    <route src="{gw}" dst="{c}" symmetrical="NO">'
+                       f'<link_ctn id="{node}_nic" direction="DOWN"/></route>')
+        via = f'<link_ctn id="{node}_local"/>' if local_sharing == "SHARED" else ""
+        out.append(f'    <route src="{disk}" dst="{gw}" symmetrical="NO">{via}'
+                   f'<link_ctn id="{node}_nic" direction="UP"/></route>')
+        out.append(f'    <route src="{gw}" dst="{disk}" symmetrical="NO">'
+                   f'<link_ctn id="{node}_nic" direction="DOWN"/>{via}</route>')
+        out.append("  </zone>")
+    out += ['  <zone id="master_zone" routing="Full">',
+            f'    <host id="master" speed="{sp}"><prop id="role" value="master"/></host>',
+            '    <link id="master_loopback" bandwidth="10GBps" latency="0s" sharing_policy="FATPIPE"/>',
+            '    <route src="master" dst="master"><link_ctn id="master_loopback"/></route>',
+            "  </zone>",
+            f'  <link id="switch" bandwidth="1TBps" latency="0s" sharing_policy="SHARED"/>',
+            f'  <link id="master_link" bandwidth="{nbw}" latency="{nlat}" sharing_policy="FATPIPE"/>']
+    names = [node_name(k, nb_nodes) for k in range(nb_nodes)]
+    for a in names:
+        for b in names:
+            if a != b:
+                out.append(f'  <zoneRoute src="zone_{a}" dst="zone_{b}" gw_src="{a}_gw" gw_dst="{b}_gw" '
+                           f'symmetrical="NO"><link_ctn id="switch"/></zoneRoute>')
+        out.append(f'  <zoneRoute src="zone_{a}" dst="master_zone" gw_src="{a}_gw" gw_dst="master">'
+                   f'<link_ctn id="master_link"/></zoneRoute>')
+    out += ["</zone>", "</platform>"]
+    return "\n".join(out) + "\n"
+
+
+def locality_xml(nodes: int = 486, cores: int = 20, bandwidth: float = 0.1e9, memory: float = 128e9,
+                 io_model: str = "paper", pfs_bandwidth: float = 10e9) -> str:
+    """XML text of a platform of the data-locality family (Gonthier et al.,
+    RR-9497; :mod:`iosched.locality`): ``nodes`` x ``cores``.
+
+    SimGrid platforms of the locality model: n nodes x m cores and a file-system host.
+
+    Each core is a Batsim compute host ``n<i>_c<k>`` with the properties
+    ``node`` (``n<i>``, read by :class:`iosched.sched.machine.Machine` to group
+    cores into nodes) and ``memory`` (bytes). Node ``i`` is a SimGrid
+    ``<cluster>`` whose cores each have a private link of ``bandwidth`` bytes/s
+    and 0 latency to the node's router; a storage host ``pfs``
+    (``role=storage``) holds the input files. Two I/O models:
+
+    * ``paper``: the node routers reach ``pfs`` through a FATPIPE link of
+      unlimited bandwidth (1 PB/s), so a load (one core reading ``size`` bytes
+      from ``pfs``) takes exactly ``size / bandwidth`` whatever else loads, as
+      in the paper (Section 3) and its artifact;
+    * ``shared-pfs``: the same, but every load also crosses one shared link of
+      ``pfs_bandwidth`` bytes/s, so concurrent loads contend (SimGrid's max-min
+      sharing).
+
+    The master host (Batsim's) and the backbone have no latency: Batsim's
+    messages travel through the platform (``iosched.engine.server``), so with
+    the usual 0.6 ms master-to-master route the 9,000 decisions of the Uppmax
+    day's first pass would take 1.8 s of simulated time and shift the loads
+    against the artifact's integer clock, where a decision takes effect in the
+    second it is made.
+
+
+    :param nodes: number of nodes (int >= 1); :param cores: cores per node;
+    :param bandwidth: bytes/s of each core's link (the paper's node
+        bandwidth, 0.1 GB/s on Uppmax); :param memory: bytes per node;
+    :param io_model: ``"paper"`` or ``"shared-pfs"``;
+    :param pfs_bandwidth: bytes/s of the shared file-system link
+        (``shared-pfs`` only).
+    :raises InputError: non-positive sizes or an unknown I/O model.
+    """
+    if io_model not in LOCALITY_IO_MODELS:
+        raise InputError(f"io_model={io_model!r} is unknown; expected one of {', '.join(LOCALITY_IO_MODELS)}")
+    for name, v in (("nodes", nodes), ("cores", cores)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise InputError(f"locality platform: {name}={v!r} must be an integer >= 1")
+    for name, v in (("bandwidth", bandwidth), ("memory", memory), ("pfs_bandwidth", pfs_bandwidth)):
+        if not (isinstance(v, (int, float)) and 0 < v < float("inf")):
+            raise InputError(f"locality platform: {name}={v!r} must be a positive number")
+    big = "1PBps"
+    pfs_bw = big if io_model == "paper" else f"{float(pfs_bandwidth):.6g}Bps"
+    pfs_policy = "FATPIPE" if io_model == "paper" else "SHARED"
+    out = [_HEADER.rstrip("\n"),
+           f"<!-- iosched locality platform: {nodes} nodes x {cores} cores, {bandwidth:.6g} B/s per core link, "
+           f"io_model={io_model}{'' if io_model == 'paper' else f', shared PFS link {pfs_bandwidth:.6g} B/s'} -->",
+           '<zone id="AS0" routing="Full">']
+    for i in range(nodes):
+        out += [f'    <cluster id="n{i}" prefix="n{i}_c" suffix="" radical="0-{cores - 1}" speed="1Gf" '
+                f'bw="{float(bandwidth):.6g}Bps" lat="0s" bb_bw="{big}" bb_lat="0s" bb_sharing_policy="FATPIPE">',
+                f'        <prop id="node" value="n{i}" />',
+                f'        <prop id="memory" value="{float(memory):.6g}" />',
+                "    </cluster>"]
+    out += ['    <cluster id="master" prefix="master_host" suffix="" radical="0-0" speed="1Gf" '
+            'bw="125MBps" lat="0s" bb_bw="2.25GBps" bb_lat="0s">',
+            '        <prop id="role" value="master" />',
+            "    </cluster>",
+            *pfs_zone_lines("1Gf", big),
+            f'    <link id="pfs_link" bandwidth="{pfs_bw}" latency="0s" sharing_policy="{pfs_policy}" />',
+            '    <link id="backbone" bandwidth="1.25GBps" latency="0s" />',
+            '    <zoneRoute src="master" dst="pfs_zone" gw_src="master_hostmaster_router" gw_dst="pfs">'
+            '<link_ctn id="pfs_link" /></zoneRoute>']
+    for i in range(nodes):
+        out += [f'    <zoneRoute src="n{i}" dst="pfs_zone" gw_src="n{i}_cn{i}_router" gw_dst="pfs">'
+                '<link_ctn id="pfs_link" /></zoneRoute>',
+                f'    <zoneRoute src="n{i}" dst="master" gw_src="n{i}_cn{i}_router" '
+                'gw_dst="master_hostmaster_router"><link_ctn id="backbone" /></zoneRoute>']
+    out += ["</zone>", "</platform>"]
+    return "\n".join(out) + "\n"
+
+
+def pfsbw_xml(nb_nodes: int = 15, node_bw: float = PFSBW_NODE_BW, pfs_bw: float = PFSBW_PFS_BW,
+              thread_bw: float = PFSBW_THREAD_BW, cores: int = PFSBW_CORES) -> str:
+    """SimGrid 3.32 XML (str) of the platform of the PFS-bandwidth-aware
+    family (Goponenko et al., PMBS 2024, Section VII-A; described in
+    :mod:`iosched.experiments.pfsbw.workload`): ``nb_nodes`` compute nodes
+    of ``cores`` cores (one host a core, property ``node=node_<i>``), a
+    core's link of ``thread_bw``, a node's backbone of ``node_bw`` and one
+    shared link of ``pfs_bw`` to the file-system host ``pfs``
+    (``role=storage``); bandwidths in bytes/s.
+
+    :raises InputError: non-positive numbers.
+    """
+    for name, v in (("node_bw", node_bw), ("pfs_bw", pfs_bw), ("thread_bw", thread_bw)):
+        if not (isinstance(v, (int, float)) and v > 0):
+            raise InputError(f"platform: {name} must be > 0 bytes/s, got {v!r}")
+    for name, v in (("nb_nodes", nb_nodes), ("cores", cores)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise InputError(f"platform: {name} must be an integer >= 1, got {v!r}")
+    # the text names the generator's module before issue 26: the output bytes stay the same
+    lines = [_HEADER.rstrip("\n"),
+             f"<!-- iosched.pfsbw.workload.platform_xml: {nb_nodes} nodes x {cores} cores, "
+             f"thread {thread_bw:.0f} B/s, node {node_bw:.0f} B/s, pfs {pfs_bw:.0f} B/s -->",
+             '<zone id="AS0" routing="Full">']
+    for i in range(nb_nodes):
+        lines += [f'    <cluster id="n{i}" prefix="node_{i}_c" suffix="" radical="0-{cores - 1}" speed="1Gf"',
+                  f'        bw="{thread_bw:.1f}Bps" lat="10us" bb_bw="{node_bw:.1f}Bps" bb_lat="10us">',
+                  f'        <prop id="node" value="node_{i}" />',
+                  "    </cluster>"]
+    lines += ['    <cluster id="master" prefix="master_host" suffix="" radical="0-0" speed="1Gf"',
+              '        bw="1.25GBps" lat="50us" bb_bw="1.25GBps" bb_lat="50us">',
+              '        <prop id="role" value="master" />',
+              "    </cluster>",
+              *pfs_zone_lines("1Gf", f"{pfs_bw:.1f}Bps"),
+              '    <link id="backbone" bandwidth="1.25GBps" latency="500us" />',
+              f'    <link id="pfs_link" bandwidth="{pfs_bw:.1f}Bps" latency="100us" />']
+    gw_master = "master_hostmaster_router"
+    for i in range(nb_nodes):
+        gw = f"node_{i}_cn{i}_router"
+        lines += [f'    <zoneRoute src="n{i}" dst="master" gw_src="{gw}" gw_dst="{gw_master}">',
+                  '        <link_ctn id="backbone" />', "    </zoneRoute>",
+                  f'    <zoneRoute src="n{i}" dst="pfs_zone" gw_src="{gw}" gw_dst="pfs">',
+                  '        <link_ctn id="pfs_link" />', "    </zoneRoute>"]
+    lines += [f'    <zoneRoute src="master" dst="pfs_zone" gw_src="{gw_master}" gw_dst="pfs">',
+              '        <link_ctn id="pfs_link" />', "    </zoneRoute>",
+              "</zone>", _FOOTER.rstrip("\n")]
+    return "\n".join(lines) + "\n"
+
+
+def listpack_xml(nb_nodes: int) -> str:
+    """The platform of the list-vs-pack family's campaigns (Jeannot, Pallez &
+    Vidal, IJHPCA 2023; :mod:`iosched.listpack`): :func:`cluster_xml` with
+    ``nb_nodes`` resources, node links 2.4 TB/s,
+    PFS link 240 GB/s, 1 us latencies (SimGrid's TCP window would cap a flow
+    at ``gamma / (2 latency)`` otherwise)."""
+    return cluster_xml(nb_nodes, bw="2.4TBps", lat="1us", bb_bw="2.4TBps", bb_lat="1us",
+                       pfs={"bw": "240GBps", "lat": "1us"})
 
 
 # --------------------------------------------------------------------------

@@ -26,7 +26,7 @@ Batsim-standard profiles (``--enable-dynamic-jobs``; no composed profile):
 The static workload job is rejected (its dynamic jobs replace it), as the
 burst-buffer family does. The engine run keeps the artifact's integer clock
 (:func:`second`, :meth:`LocalityPolicy._ends_pending`; a platform whose
-master route has no latency, :mod:`iosched.experiments.locality.platform`), so it gives
+master route has no latency, :func:`iosched.experiments.platforms.locality_xml`), so it gives
 the artifact loop's schedule (tested in ``tests/test_locality.py``). Option ``out``: a CSV of the evaluated jobs and a
 summary JSON written at the end (:mod:`iosched.locality.metrics`), plus
 ``<out>_timing.json`` (scheduler wall and CPU time, time in planning

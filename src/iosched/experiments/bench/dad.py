@@ -2,7 +2,7 @@
 
 A benchmark, not a test (it asserts nothing; its figures depend on the
 machine): the scale-out of :func:`iosched.experiments.dad.reproduction.scale` on 64 and 512
-nodes x 16 slots (:func:`iosched.experiments.dad.platform.nusa_xml`) with the
+nodes x 16 slots (:func:`iosched.experiments.platforms.nusa_xml`) with the
 trace-driven workload of :func:`iosched.experiments.dad.workload.trace_driven` (the first
 ``--jobs`` KTH-SP2 jobs on 512 nodes, default 4000, 2000 on 64 nodes,
 arrivals compressed to load 0.9, seed 0), for ``torque-fifo``, ``dad`` and

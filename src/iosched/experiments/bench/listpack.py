@@ -49,12 +49,12 @@ import click
 from iosched.errors import InputError
 from iosched.experiments.common import calibrate, cpu_times, side_by_side, steal_share, write_result
 from iosched.experiments.listpack.workload import generate, write_workload
-from iosched.experiments.platforms import cluster_xml
+from iosched.experiments.platforms import listpack_xml
 from iosched.listpack.metrics import read_phases
 from iosched.paths import REPO_ROOT
 from iosched.run.simulation import run_simulation
 
-__all__ = ["platform_text", "bench_run", "sweep_record", "median_run_side_by_side", "main",
+__all__ = ["bench_run", "sweep_record", "median_run_side_by_side", "main",
            "MEDIAN_RUN"]
 
 #: the Mira sweep's median workload by phase jobs (family, alpha, seed, jobs)
@@ -62,14 +62,6 @@ MEDIAN_RUN = ("M-BN", 0.2, 7, 30)
 
 SCHEDULERS = ("io-list", "io-list-bf", "io-pack-random", "io-pack-max", "io-pack-char",
               "io-pack-random-bf", "io-pack-max-bf", "io-pack-char-bf")
-
-
-def platform_text(nb_nodes: int) -> str:
-    """The campaign platform: ``nb_nodes`` resources, node links 2.4 TB/s,
-    PFS link 240 GB/s, 1 us latencies (SimGrid's TCP window would cap a flow
-    at ``gamma / (2 latency)`` otherwise)."""
-    return cluster_xml(nb_nodes, bw="2.4TBps", lat="1us", bb_bw="2.4TBps", bb_lat="1us",
-                       pfs={"bw": "240GBps", "lat": "1us"})
 
 
 def bench_run(platform, workload, policy: str, out: Path, io_model: str = "exclusive") -> dict:
@@ -151,7 +143,7 @@ def median_run_side_by_side(reference, repeat: int, in_process: bool, keep=None)
         base = Path(keep) if keep else Path(tmp)
         base.mkdir(parents=True, exist_ok=True)
         plat = base / "mira.xml"
-        plat.write_text(platform_text(96))
+        plat.write_text(listpack_xml(96))
         wl = write_workload(base / "median.json", generate(fam, alpha, seed, n))
 
         def spec(side, k):
@@ -206,9 +198,9 @@ def bench_command(n_jobs, repeat, sweeps, record, load_log, reference, in_proces
     with tempfile.TemporaryDirectory(prefix="lp-bench-") as tmp:
         base = Path(tmp)
         mira = base / "mira.xml"
-        mira.write_text(platform_text(96))
+        mira.write_text(listpack_xml(96))
         uni = base / "uni.xml"
-        uni.write_text(platform_text(2048))
+        uni.write_text(listpack_xml(2048))
         wl = write_workload(base / "mbn.json", generate("M-BN", 0.6, 1, n_jobs))
         for pol in SCHEDULERS:
             res["schedulers"][pol] = _median(mira, wl, pol, base, repeat)

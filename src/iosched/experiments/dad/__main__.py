@@ -14,8 +14,8 @@ from iosched.clicommon import OneLineErrorCommand
 from iosched.engine.platform import read_hosts
 from iosched.errors import InputError, one_line
 from iosched.experiments.dad import reproduction
-from iosched.experiments.dad.platform import nusa_xml
 from iosched.experiments.dad.workload import GB, blast_like, check_workload, file_benchmark, trace_driven, write_workload
+from iosched.experiments.platforms import nusa_xml
 
 
 def _one_line(fn):

@@ -2,7 +2,7 @@
 its scale-out (``python -m iosched.experiments.dad reproduce --out results/dad``).
 
 Runs on the embedded engine, on the paper's machine (4 nodes x 16 slots, 1
-Gbit/s Ethernet, :func:`iosched.experiments.dad.platform.nusa_xml`):
+Gbit/s Ethernet, :func:`iosched.experiments.platforms.nusa_xml`):
 
 * thput-gfpio and readgf (:func:`iosched.experiments.dad.workload.file_benchmark`: 20
   files of 1 GB, 5 per node, one task per file): per-task read throughput
@@ -35,9 +35,9 @@ from iosched.analysis.jobs import load_jobs  # noqa: E402
 from iosched.analysis.metrics import job_metrics  # noqa: E402
 from iosched.api import PER_JOB  # noqa: E402
 from iosched.experiments.common import calibrate  # noqa: E402
-from iosched.experiments.dad.platform import node_name, nusa_xml  # noqa: E402
 from iosched.experiments.dad.workload import (GB, MB, blast_like, check_workload, file_benchmark,  # noqa: E402
-                                  trace_driven, write_workload)
+                                              trace_driven, write_workload)
+from iosched.experiments.platforms import node_name, nusa_xml  # noqa: E402
 from iosched.run.simulation import run_simulation  # noqa: E402
 
 __all__ = ["PAPER", "run", "file_benchmarks", "local_sharing", "blast", "scale", "decision_stats",

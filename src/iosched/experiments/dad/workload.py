@@ -42,7 +42,7 @@ import numpy as np
 
 from iosched.dad.model import read_task
 from iosched.errors import InputError
-from iosched.experiments.dad.platform import node_name
+from iosched.experiments.platforms import node_name
 
 __all__ = ["GB", "MB", "file_benchmark", "blast_shares", "blast_like", "trace_driven",
            "write_workload", "check_workload", "read_profile", "read_profile_name", "task_profile_name"]

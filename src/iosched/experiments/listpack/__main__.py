@@ -8,6 +8,7 @@ import click
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError, one_line
 from iosched.experiments.listpack.workload import generate, write_workload
+from iosched.experiments.platforms import listpack_xml
 
 
 @click.command(cls=OneLineErrorCommand, error_prefix="iosched.listpack")
@@ -21,14 +22,13 @@ from iosched.experiments.listpack.workload import generate, write_workload
               help="also write the family's platform XML there")
 def main(family, alpha, out, seed, n_jobs, volume, platform_out):
     """Generate a workload of FAMILY (M-BN, M-No, U-BN, U-No) at I/O load ALPHA."""
-    from iosched.experiments.bench.listpack import platform_text
     try:
         wl = generate(family, alpha, seed, n_jobs, volume=volume)
         write_workload(out, wl)
         if platform_out:
             try:
                 with open(platform_out, "w") as f:
-                    f.write(platform_text(wl.machine.resources))
+                    f.write(listpack_xml(wl.machine.resources))
             except OSError as exc:
                 raise InputError(f"{platform_out}: cannot write: {exc.strerror or exc}") from None
     except InputError as exc:

@@ -8,7 +8,7 @@ policy) on the embedded engine (``iosched run`` with the ``loc-<policy>``
 scheduler, ``--cpu none``) over the whole Uppmax day
 (:func:`~iosched.experiments.locality.workload.read_artifact` then
 :func:`~iosched.experiments.locality.workload.to_batsim`: 21,819 jobs, run until the last
-one ends) on :func:`~iosched.experiments.locality.platform.locality_xml` (486 x 20
+one ends) on :func:`~iosched.experiments.platforms.locality_xml` (486 x 20
 cores, 0.1 GB/s per core; ``shared-pfs`` adds one shared link of
 ``--pfs-bandwidth`` bytes/s, one run per bandwidth given, labelled
 ``shared-pfs-<GB/s>GBps``). A run whose outputs are in ``--work`` already
@@ -46,8 +46,8 @@ from iosched.api import simulate
 from iosched.clicommon import OneLineArgumentParser
 from iosched.errors import InputError
 from iosched.experiments.common import write_result
-from iosched.experiments.locality.platform import IO_MODELS, locality_xml
 from iosched.experiments.locality.reproduction import DATA
+from iosched.experiments.platforms import LOCALITY_IO_MODELS as IO_MODELS, locality_xml
 from iosched.experiments.locality.workload import read_artifact, to_batsim
 from iosched.locality.metrics import COLUMNS
 from iosched.locality.planner import POLICIES

@@ -1,7 +1,7 @@
 """Platform, job model and workload generators of Goponenko et al. (PMBS
 2024, Sections IV and VII-A), and the runs that characterise them.
 
-Platform (:func:`platform_xml`): 15 compute nodes of 8 cores and one
+Platform (:func:`iosched.experiments.platforms.pfsbw_xml`): 15 compute nodes of 8 cores and one
 file-system host ``pfs`` (``role=storage``). Each node is a SimGrid
 ``<cluster>`` of 8 hosts (one per core, property ``node=node_<i>`` so that
 the scheduler's machine groups them into a node): a core reaches the node's
@@ -58,22 +58,22 @@ from iosched.api import simulate
 from iosched.checks import check_output_file
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError, one_line
-from iosched.experiments.platforms import _FOOTER, _HEADER, pfs_zone_lines
+from iosched.experiments.platforms import (GIB, PFSBW_CORES, PFSBW_NODE_BW, PFSBW_PFS_BW, PFSBW_THREAD_BW,
+                                           pfsbw_xml)
 from iosched.paths import scratch
 from iosched.run.result import RunError
 
-__all__ = ["GIB", "NODE_BW", "PFS_BW", "WALLTIME", "SLEEP", "platform_xml", "workload",
+__all__ = ["GIB", "NODE_BW", "PFS_BW", "WALLTIME", "SLEEP", "workload",
            "workload1", "workload2", "measure_curve", "pretrain_samples"]
 
-GIB = 2 ** 30
 #: Rate of one writing thread (a core's link, bytes/s).
-THREAD_BW = 0.5 * GIB
+THREAD_BW = PFSBW_THREAD_BW
 #: Injection limit of a node (bytes/s).
-NODE_BW = 3.75 * GIB
+NODE_BW = PFSBW_NODE_BW
 #: Cores per node.
-CORES = 8
+CORES = PFSBW_CORES
 #: Shared link of the file system (bytes/s).
-PFS_BW = 20 * GIB
+PFS_BW = PFSBW_PFS_BW
 #: Walltime of every job (s).
 WALLTIME = 900.0
 #: Duration of a sleep job (s).
@@ -83,48 +83,6 @@ THREAD_BYTES = 10 * GIB
 
 WAVES_1 = ((8, 30), ("sleep", 60))
 WAVES_2 = ((8, 30), (6, 30), (4, 30), (2, 70), (1, 120), ("sleep", 30))
-
-
-def platform_xml(nb_nodes: int = 15, node_bw: float = NODE_BW, pfs_bw: float = PFS_BW,
-                 thread_bw: float = THREAD_BW, cores: int = CORES) -> str:
-    """SimGrid 3.32 XML (str) of the platform described in the module
-    documentation. ``node_bw``, ``pfs_bw``, ``thread_bw`` in bytes/s.
-
-    :raises InputError: non-positive numbers.
-    """
-    for name, v in (("node_bw", node_bw), ("pfs_bw", pfs_bw), ("thread_bw", thread_bw)):
-        if not (isinstance(v, (int, float)) and v > 0):
-            raise InputError(f"platform: {name} must be > 0 bytes/s, got {v!r}")
-    for name, v in (("nb_nodes", nb_nodes), ("cores", cores)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise InputError(f"platform: {name} must be an integer >= 1, got {v!r}")
-    lines = [_HEADER.rstrip("\n"),
-             f"<!-- iosched.pfsbw.workload.platform_xml: {nb_nodes} nodes x {cores} cores, "
-             f"thread {thread_bw:.0f} B/s, node {node_bw:.0f} B/s, pfs {pfs_bw:.0f} B/s -->",
-             '<zone id="AS0" routing="Full">']
-    for i in range(nb_nodes):
-        lines += [f'    <cluster id="n{i}" prefix="node_{i}_c" suffix="" radical="0-{cores - 1}" speed="1Gf"',
-                  f'        bw="{thread_bw:.1f}Bps" lat="10us" bb_bw="{node_bw:.1f}Bps" bb_lat="10us">',
-                  f'        <prop id="node" value="node_{i}" />',
-                  "    </cluster>"]
-    lines += ['    <cluster id="master" prefix="master_host" suffix="" radical="0-0" speed="1Gf"',
-              '        bw="1.25GBps" lat="50us" bb_bw="1.25GBps" bb_lat="50us">',
-              '        <prop id="role" value="master" />',
-              "    </cluster>",
-              *pfs_zone_lines("1Gf", f"{pfs_bw:.1f}Bps"),
-              '    <link id="backbone" bandwidth="1.25GBps" latency="500us" />',
-              f'    <link id="pfs_link" bandwidth="{pfs_bw:.1f}Bps" latency="100us" />']
-    gw_master = "master_hostmaster_router"
-    for i in range(nb_nodes):
-        gw = f"node_{i}_cn{i}_router"
-        lines += [f'    <zoneRoute src="n{i}" dst="master" gw_src="{gw}" gw_dst="{gw_master}">',
-                  '        <link_ctn id="backbone" />', "    </zoneRoute>",
-                  f'    <zoneRoute src="n{i}" dst="pfs_zone" gw_src="{gw}" gw_dst="pfs">',
-                  '        <link_ctn id="pfs_link" />', "    </zoneRoute>"]
-    lines += [f'    <zoneRoute src="master" dst="pfs_zone" gw_src="{gw_master}" gw_dst="pfs">',
-              '        <link_ctn id="pfs_link" />', "    </zoneRoute>",
-              "</zone>", _FOOTER.rstrip("\n")]
-    return "\n".join(lines) + "\n"
 
 
 def _profile(kind, sleep: float) -> tuple:
@@ -255,7 +213,7 @@ def main():
 def platform_cmd(out, nb_nodes, node_bw, pfs_bw, thread_bw):
     """Write the 15-node + PFS platform to OUT."""
     try:
-        Path(out).write_text(platform_xml(nb_nodes, node_bw, pfs_bw, thread_bw))
+        Path(out).write_text(pfsbw_xml(nb_nodes, node_bw, pfs_bw, thread_bw))
     except InputError as exc:
         raise click.ClickException(str(exc)) from None
 
