@@ -13,7 +13,7 @@ import pytest
 
 from iosched.errors import InputError
 from iosched.experiments.bench import scale
-from iosched.workloads.convert import dump_workload
+from iosched.workloads.writer import dump_workload
 
 REPO = Path(__file__).resolve().parents[1]
 KTH = REPO.parent / "shared" / "data" / "KTH-SP2-1996-2.1-cln.swf"

@@ -21,7 +21,8 @@ import click
 
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError
-from iosched.workloads.convert import PROFILE_TYPES, dump_workload, swf_to_batsim
+from iosched.workloads.convert import PROFILE_TYPES, swf_to_batsim
+from iosched.workloads.writer import dump_workload
 from iosched.workloads.default_swf import find_default_swf
 
 __all__ = ["workload_command"]

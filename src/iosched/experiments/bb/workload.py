@@ -67,12 +67,13 @@ SWF job numbers (``workloads/KTH-split/io-aware/part-*.yaml``:
 workload the same way. :func:`three_week_parts` cuts by 21 days of
 submission time instead (iosched before issue 13).
 
+Files are written by the one workload writer
+(:func:`iosched.workloads.writer.write_workload`, re-exported here).
 Command line: ``iosched workload bb [SWF] OUT`` (:func:`bb_command`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Optional
@@ -86,6 +87,7 @@ from iosched.errors import InputError
 from iosched.workloads.default_swf import find_default_swf
 from iosched.workloads.subset import workload_subset
 from iosched.workloads.swf import read_swf
+from iosched.workloads.writer import write_workload
 
 __all__ = ["LOGNORM_S", "LOGNORM_LOC", "LOGNORM_SCALE", "BB_MIN", "SHORT_JOB", "SHORT_BB",
            "RUNTIME_FACTOR", "IO_BANDWIDTH", "BB_CAPACITY", "CAPS", "ARTIFACT_PARTS", "artifact_parts",
@@ -299,23 +301,6 @@ def artifact_parts(workload: dict, parts=ARTIFACT_PARTS) -> list:
             workload, jobs, description=f"{workload['description']}, part {k} "
                                         f"(SWF jobs {lo}..{lo + num - 1})"))
     return out
-
-
-def write_workload(workload: dict, path) -> None:
-    """Write a workload as JSON (sorted keys, 1 job per line: deterministic)."""
-    head = {k: v for k, v in workload.items() if k not in ("jobs", "profiles")}
-    lines = ["{"]
-    for k in sorted(head):
-        lines.append(f"  {json.dumps(k)}: {json.dumps(head[k])},")
-    lines.append('  "jobs": [')
-    lines.append(",\n".join("    " + json.dumps(j, sort_keys=True) for j in workload["jobs"]))
-    lines.append("  ],")
-    lines.append('  "profiles": {')
-    lines.append(",\n".join(f"    {json.dumps(k)}: {json.dumps(v, sort_keys=True)}"
-                            for k, v in workload["profiles"].items()))
-    lines.append("  }")
-    lines.append("}")
-    Path(path).write_text("\n".join(lines) + "\n")
 
 
 def campaign_workload(seed: int = 0, swf: str = "default", first: Optional[int] = None,

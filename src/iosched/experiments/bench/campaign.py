@@ -27,7 +27,7 @@ import yaml
 from iosched.campaign.execute import run_campaign, versions
 from iosched.campaign.generators import synthetic_workload
 from iosched.campaign.schema import load_campaign
-from iosched.workloads.convert import dump_workload
+from iosched.workloads.writer import dump_workload
 
 __all__ = ["measure", "main"]
 

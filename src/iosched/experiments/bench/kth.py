@@ -74,7 +74,8 @@ from iosched.experiments.platforms import cluster_xml
 from iosched.paths import REPO_ROOT
 from iosched.run.result import RunError
 from iosched.run.simulation import run_simulation
-from iosched.workloads.convert import dump_workload, swf_to_batsim
+from iosched.workloads.convert import swf_to_batsim
+from iosched.workloads.writer import dump_workload
 from iosched.workloads.default_swf import find_default_swf
 
 REFERENCE = {

@@ -26,7 +26,7 @@ So the offered load (node-seconds asked per node-second of the submission
 span) is KTH-SP2's whatever the node count; the number of nodes changes only
 the width of every allocation (and of the machine), the number of jobs only
 the length of the run. The same arguments give byte-identical JSON
-(:func:`iosched.workloads.convert.dump_workload`).
+(:func:`iosched.workloads.writer.dump_workload`).
 
 Platform: :func:`iosched.experiments.platforms.cluster_xml` with ``nb_nodes`` hosts.
 Scheduler: iosched's ``easy`` by default (``--scheduler``: any name of
@@ -72,7 +72,8 @@ from iosched.experiments.platforms import cluster_xml
 from iosched.paths import REPO_ROOT
 from iosched.procmem import PeakSampler
 from iosched.run.result import RunError
-from iosched.workloads.convert import PROFILE_TYPES, dump_workload, swf_to_batsim
+from iosched.workloads.convert import PROFILE_TYPES, swf_to_batsim
+from iosched.workloads.writer import dump_workload
 from iosched.workloads.default_swf import find_default_swf
 
 __all__ = ["SOURCE_NODES", "GRID_JOBS", "GRID_NODES", "GRID_NODES_FIXED", "GRID_JOBS_FIXED",
@@ -112,7 +113,7 @@ def synthetic_workload(nb_jobs: int, nb_nodes: int, profile_type: str = "delay",
     run time, node-s), ``offered_load`` (``work_node_s / (nb_nodes x
     span_s)``, None for a span of 0), ``max_res``, ``mean_res``. Equal
     arguments give equal results (and byte-identical
-    :func:`iosched.workloads.convert.dump_workload` text).
+    :func:`iosched.workloads.writer.dump_workload` text).
 
     :raises InputError: a count that is not an integer >= 1, a bad seed or
         profile type, an unreadable trace or one without usable jobs (one

@@ -29,20 +29,21 @@ job's ``files`` field (whole file sizes), never from the profiles.
 * :func:`trace_driven` -- the scale-out: arrival times and sizes of an SWF
   trace (e.g. KTH-SP2), each task reading a synthetic file set.
 
-Same arguments (and seed) -> the same dict, and :func:`write_workload`
+Same arguments (and seed) -> the same dict, and :func:`write_workload` (the
+one workload writer, :func:`iosched.workloads.writer.write_workload`)
 writes it byte-identically.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 
 from iosched.dad.model import read_task
 from iosched.errors import InputError
 from iosched.experiments.platforms import node_name
+from iosched.workloads.writer import write_workload
 
 __all__ = ["GB", "MB", "file_benchmark", "blast_shares", "blast_like", "trace_driven",
            "write_workload", "check_workload", "read_profile", "read_profile_name", "task_profile_name"]
@@ -257,24 +258,6 @@ def trace_driven(swf_path, nb_nodes: int, slots: int, *, first: int = 1000, seed
     return {"description": f"trace-driven: {swf_path} first {len(rows)} jobs, {nb_nodes} nodes x {slots} "
                            f"slots, {nb_sets} file sets, seed {seed}, arrival factor {factor:.6g}",
             "nb_res": nb_nodes * slots, "jobs": jobs, "profiles": profiles}
-
-
-def write_workload(workload: dict, path) -> None:
-    """Write a workload as JSON (sorted keys, one job per line: byte-identical
-    for the same dict)."""
-    head = {k: v for k, v in workload.items() if k not in ("jobs", "profiles")}
-    lines = ["{"]
-    for k in sorted(head):
-        lines.append(f"  {json.dumps(k)}: {json.dumps(head[k])},")
-    lines.append('  "jobs": [')
-    lines.append(",\n".join("    " + json.dumps(j, sort_keys=True) for j in workload["jobs"]))
-    lines.append("  ],")
-    lines.append('  "profiles": {')
-    lines.append(",\n".join(f"    {json.dumps(k)}: {json.dumps(v, sort_keys=True)}"
-                            for k, v in sorted(workload["profiles"].items())))
-    lines.append("  }")
-    lines.append("}")
-    Path(path).write_text("\n".join(lines) + "\n")
 
 
 def _storage_steps(profiles: dict, name: str, where: str, seen=None) -> list:

@@ -38,7 +38,6 @@ discarded and the next draw (seed ``[seed, attempt]``) is tried, up to
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +49,7 @@ import numpy as np
 from iosched.errors import InputError
 from iosched.listpack.model import (DEFAULT_BANDWIDTH, MIRA_BLOCK, MIRA_NODES, UNIFORM_BLOCK,
                                     UNIFORM_NODES, Machine, PeriodicJob, io_load)
+from iosched.workloads.writer import write_workload as _write
 
 __all__ = ["FAMILIES", "LAMBDA", "Q_MIN", "Q_MAX", "BN_MEANS", "GeneratedWorkload",
            "mira_nodes", "mira_median", "truncated_normal", "truncated_mean", "generate", "to_batsim",
@@ -279,13 +279,12 @@ def campaign_workload(seed: int = 0, family: str = "M-BN", alpha: float = 0.6,
 
 
 def write_workload(path, wl: GeneratedWorkload) -> Path:
-    """Write :func:`to_batsim` of ``wl`` to ``path`` (JSON); returns the Path.
+    """Write :func:`to_batsim` of ``wl`` to ``path`` with the one workload
+    writer (:func:`iosched.workloads.writer.write_workload`); returns the Path.
 
     :raises InputError: the file cannot be written.
     """
-    p = Path(path)
     try:
-        p.write_text(json.dumps(to_batsim(wl), sort_keys=True) + "\n")
+        return _write(to_batsim(wl), path)
     except OSError as exc:
         raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    return p

@@ -22,7 +22,6 @@ Errors are one line naming the file, line and field
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from pathlib import Path
@@ -34,6 +33,7 @@ from iosched.clicommon import OneLineArgumentParser
 from iosched.errors import InputError
 from iosched.locality.planner import LJob
 from iosched.workloads.swf import read_swf
+from iosched.workloads.writer import write_workload
 
 __all__ = ["FIELDS", "ROLES", "read_artifact", "read_cluster", "to_batsim", "from_swf", "GB"]
 
@@ -199,7 +199,7 @@ def to_batsim(jobs: list, out=None, nb_res: int = None, start: int = None) -> di
     wl = {"nb_res": int(nb_res or max(j.cores for j in jobs)), "jobs": wl_jobs, "profiles": profiles,
           "locality": {"day0": t0}}
     if out is not None:
-        Path(out).write_text(json.dumps(wl, sort_keys=True))
+        write_workload(wl, out)
     return wl
 
 

@@ -38,6 +38,7 @@ from iosched.analysis.plots import new_figure, save_png
 from iosched.api import simulate
 from iosched.experiments.pfsbw import workload as pw
 from iosched.paths import scratch
+from iosched.workloads.writer import write_workload
 
 __all__ = ["CONFIGS", "PAPER", "run_all", "timeline"]
 
@@ -152,7 +153,7 @@ def run_all(out: Path, platform: Path, tmp: Path, names=tuple(WORKLOADS), config
         for seed, nz in cases:
             wl = make(sleep=sleep, noise=nz, seed=seed)
             wpath = tmp / f"{name}_{seed}.json"
-            wpath.write_text(json.dumps(wl))
+            write_workload(wl, wpath)
             nbytes = {j["id"]: j["bytes_written"] for j in wl["jobs"]}
             pre_path = out / f"pretrain_{name}.json"
             if seed == 0:

@@ -62,6 +62,7 @@ from iosched.experiments.platforms import (GIB, PFSBW_CORES, PFSBW_NODE_BW, PFSB
                                            pfsbw_xml)
 from iosched.paths import scratch
 from iosched.run.result import RunError
+from iosched.workloads.writer import write_workload
 
 __all__ = ["GIB", "NODE_BW", "PFS_BW", "WALLTIME", "SLEEP", "workload",
            "workload1", "workload2", "measure_curve", "pretrain_samples"]
@@ -146,7 +147,7 @@ def workload2(waves: int = 5, sleep: float = SLEEP, noise: float = 0.0, seed: in
 def _run(platform, wl: dict, tmp: Path, name: str):
     tmp.mkdir(parents=True, exist_ok=True)
     path = tmp / f"{name}.json"
-    path.write_text(json.dumps(wl))
+    write_workload(wl, path)
     return simulate(platform, path, "slurm-backfill", output_dir=tmp / name)
 
 
@@ -220,7 +221,7 @@ def platform_cmd(out, nb_nodes, node_bw, pfs_bw, thread_bw):
 
 def _write_workload(out, wl):
     check_output_file(out)
-    Path(out).write_text(json.dumps(wl, indent=1) + "\n")
+    write_workload(wl, out)
     click.echo(f"wrote {out}: {len(wl['jobs'])} jobs")
 
 
