@@ -30,6 +30,7 @@ and the makespan (s). Exit status 1 (message on stderr) if the run fails.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import resource
@@ -46,13 +47,13 @@ def _cpu() -> float:
 
 def _locality_run_policy():
     """``run_policy`` of the locality reproduction wherever the tree has it
-    (``iosched.experiments.locality.reproduction`` since issue 26,
-    ``iosched.experiments.locality.reproduction`` before), so that trees of either layout
-    can be timed side by side."""
+    (``iosched.experiments.locality.reproduction`` since issue 26, the
+    module ``reproduce`` of the package ``iosched.locality`` before), so that
+    trees of either layout can be timed side by side."""
     try:
         from iosched.experiments.locality.reproduction import run_policy
-    except ImportError:
-        from iosched.experiments.locality.reproduction import run_policy
+    except ImportError:   # a tree from before issue 26
+        run_policy = importlib.import_module(".".join(("iosched", "locality", "reproduce"))).run_policy
     return run_policy
 
 
