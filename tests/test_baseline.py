@@ -28,7 +28,8 @@ from iosched.sched.adapter import PybatsimScheduler
 from iosched.sched.core import Scheduler
 from iosched.sched.orders import ORDERS
 from iosched.sched.policies import start_in_order
-from iosched.sched.registry import REPO_ROOT, SCHEDULERS, SCHEDULERS_DIR, resolve
+from iosched.paths import REPO_ROOT
+from iosched.schedulers.registry import SCHEDULERS, SCHEDULERS_DIR, resolve
 from iosched.schedulers.baseline import POLICIES as BASELINE_POLICIES
 
 BASELINE = SCHEDULERS_DIR / "baseline.py"

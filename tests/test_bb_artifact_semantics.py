@@ -12,19 +12,20 @@ import pandas as pd
 import pytest
 
 from iosched.analysis.jobs import collapse_phases, load_jobs, merge_runs
-from iosched.bb import artifact, plan
-from iosched.bb import workload as W
-from iosched.bb.model import MB
 from iosched.batsim.dynamic import base_local_id, phase_index, phase_job_id, static_id_of
+from iosched.bb import plan
+from iosched.bb.model import MB
 from iosched.errors import InputError
-from iosched.platforms import cluster_xml
+from iosched.experiments.bb import artifact
+from iosched.experiments.bb import workload as W
+from iosched.experiments.platforms import cluster_xml
 from iosched.run.simulation import run_simulation
 from iosched.sched.core import Scheduler
-from iosched.sched.orders import fcfs, sjf
-from iosched.sched.policies import Easy
-from iosched.sched.placer import FirstFit
 from iosched.sched.machine import Machine
-from iosched.sched.registry import SCHEDULERS_DIR
+from iosched.sched.orders import fcfs, sjf
+from iosched.sched.placer import FirstFit
+from iosched.sched.policies import Easy
+from iosched.schedulers.registry import SCHEDULERS_DIR
 
 
 # ------------------------------------------------------------ the generator

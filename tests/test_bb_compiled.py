@@ -14,13 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from iosched.bb import compiled, plan
-from iosched.bb import workload as W
 from iosched.bb.placement import BurstBufferPlacer, Topology, pool_name
 from iosched.errors import InputError
+from iosched.experiments.bb import workload as W
+from iosched.paths import REPO_ROOT
 from iosched.run.simulation import run_simulation
-from iosched.schedulers.burstbuffer import Burstbuffer
 from iosched.sched.listschedule import ListPlan, waiting_cost
-from iosched.sched.registry import REPO_ROOT, SCHEDULERS_DIR
+from iosched.schedulers.burstbuffer import Burstbuffer
+from iosched.schedulers.registry import SCHEDULERS_DIR
 
 from test_bb_speed import COMPUTE, NOW, PLACER, STORAGE, _Job, _profile
 

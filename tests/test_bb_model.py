@@ -4,13 +4,13 @@ import json
 
 import pytest
 
-from iosched.bb import model
 from iosched.analysis.jobs import merge_job_rows
+from iosched.bb import model
 from iosched.bb.model import JobRequest, build_run, num_compute_phases
 from iosched.errors import InputError
-from iosched.platforms import cluster_xml
+from iosched.experiments.platforms import cluster_xml
 from iosched.run.simulation import run_simulation
-from iosched.sched.registry import SCHEDULERS_DIR
+from iosched.schedulers.registry import SCHEDULERS_DIR
 
 
 def test_phase_count_artifact_rule():

@@ -41,9 +41,10 @@ import pytest
 
 from iosched.analysis.jobs import collapse_phases, jobs_from_rows, merge_job_rows
 from iosched.batsim.dynamic import RUN_WORKLOAD
-from iosched.platforms import cluster_xml
+from iosched.experiments.platforms import cluster_xml
+from iosched.paths import REPO_ROOT
 from iosched.run.simulation import run_simulation
-from iosched.sched.registry import REPO_ROOT, SCHEDULERS_DIR, required_engine_args, resolve
+from iosched.schedulers.registry import SCHEDULERS_DIR, required_engine_args, resolve
 
 SCHED = SCHEDULERS_DIR / "burstbuffer.py"
 MIN = 60.0

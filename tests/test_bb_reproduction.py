@@ -1,4 +1,4 @@
-"""Tests of iosched.analysis.bb_reproduction (the Kopanski & Rzadca table, figures and
+"""Tests of iosched.experiments.bb.reproduction (the Kopanski & Rzadca table, figures and
 claims) on a campaign folder written by hand in the layout of
 iosched.campaign (campaign.json, runs/<id>/ with run.json, out_jobs.csv in the
 burst-buffer form -- w0!J REJECTED, bb!J the run --, metrics.json, done.json or
@@ -20,10 +20,10 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from iosched.analysis import bb_reproduction as R
 from iosched.analysis.campaign import campaign_table, job_table
 from iosched.analysis.jobs import load_jobs
 from iosched.analysis.metrics import compute_metrics
+from iosched.experiments.bb import reproduction as R
 
 HEADER = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,"
           "requested_time,success,final_state,starting_time,execution_time,finish_time,"
@@ -410,7 +410,7 @@ def test_cli_errors_are_one_line(tmp_path):
 
 
 def test_python_m_entry_point(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "iosched.analysis.bb_reproduction", str(tmp_path / "nope")],
+    r = subprocess.run([sys.executable, "-m", "iosched.experiments.bb.reproduction", str(tmp_path / "nope")],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2
     assert r.stderr.strip().startswith("Error:") and len(r.stderr.strip().splitlines()) == 1

@@ -1,12 +1,12 @@
-"""KTH-SP2 -> Batsim JSON with burst-buffer requests (iosched.bb.workload)."""
+"""KTH-SP2 -> Batsim JSON with burst-buffer requests (iosched.experiments.bb.workload)."""
 
 import math
 
 import numpy as np
 import pytest
 
-from iosched.bb import workload as W
 from iosched.bb.model import MB
+from iosched.experiments.bb import workload as W
 
 
 def test_expected_capacity_closed_form_matches_sampling():

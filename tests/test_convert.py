@@ -18,10 +18,10 @@ from iosched.workloads import default_swf
 from iosched.workloads.convert import (
     DROP_REASONS,
     ConversionReport,
-    dump_workload,
     swf_to_batsim,
 )
 from iosched.workloads.swf import read_swf
+from iosched.workloads.writer import dump_workload
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

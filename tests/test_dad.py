@@ -11,10 +11,10 @@ from schedules import facts, schedule_differences
 
 from iosched.dad.dispatch import DataAwareDispatch, NodePlacer, TorqueFifo
 from iosched.dad.model import FileRef, file_locality, read_task, replica_for, score
-from iosched.dad.platform import nusa_xml
-from iosched.dad.workload import (GB, MB, blast_like, blast_shares, check_workload, file_benchmark, trace_driven,
-                                  write_workload)
 from iosched.errors import InputError
+from iosched.experiments.dad.workload import (GB, MB, blast_like, blast_shares, check_workload, file_benchmark, trace_driven,
+                                              write_workload)
+from iosched.experiments.platforms import nusa_xml
 from iosched.run.simulation import run_simulation
 from iosched.sched.core import Scheduler
 from iosched.sched.iojob import read_io
@@ -322,7 +322,7 @@ def test_same_inputs_same_outputs(tmp_path):
 
 def test_cli_check_one_line_error(tmp_path):
     from click.testing import CliRunner
-    from iosched.dad.__main__ import cli
+    from iosched.experiments.dad.__main__ import cli
     plat, wl = tmp_path / "p.xml", tmp_path / "w.json"
     plat.write_text(nusa_xml(2, 1))
     w = file_benchmark(2, GB, 2)
@@ -342,7 +342,7 @@ def test_cli_check_one_line_error(tmp_path):
 def test_cli_missing_output_folder_one_line(tmp_path, args):
     """A missing output folder is one line (a FileNotFoundError traceback before)."""
     from click.testing import CliRunner
-    from iosched.dad.__main__ import cli
+    from iosched.experiments.dad.__main__ import cli
     res = CliRunner().invoke(cli, [*args, str(tmp_path / "missing" / "w.json")])
     assert res.exit_code != 0
     lines = [x for x in res.output.splitlines() if x.strip()]
@@ -353,7 +353,7 @@ def test_cli_reproduce_missing_swf_before_any_work(tmp_path):
     """A missing --swf is one line before any experiment runs (it ran the
     first experiments for 20 s and wrote 11 files before)."""
     from click.testing import CliRunner
-    from iosched.dad.__main__ import cli
+    from iosched.experiments.dad.__main__ import cli
     out = tmp_path / "out"
     res = CliRunner().invoke(cli, ["reproduce", "--out", str(out), "--swf", str(tmp_path / "no.swf")])
     assert res.exit_code != 0
@@ -389,7 +389,7 @@ def test_same_decisions_on_real_batsim(tmp_path, kind):
 
 
 def test_delay_outcomes_summary():
-    from iosched.dad.reproduce import delay_outcomes
+    from iosched.experiments.dad.reproduction import delay_outcomes
     dec = [{"job": "a", "kind": "delayed", "time": 1.0}, {"job": "a", "kind": "delayed", "time": 2.0},
            {"job": "a", "kind": "local", "time": 4.0}, {"job": "b", "kind": "delayed", "time": 2.0},
            {"job": "b", "kind": "remote", "time": 3.0}, {"job": "c", "kind": "local", "time": 0.0}]
@@ -398,7 +398,7 @@ def test_delay_outcomes_summary():
 
 
 def test_options_are_declared_and_checked():
-    from iosched.sched.registry import check_options, declared_options
+    from iosched.schedulers.registry import check_options, declared_options
     assert set(declared_options("dad")) == {"policy", "beta", "delay", "lshold", "interleave", "cycle", "stats"}
     check_options("torque-fifo", {"beta": 0.5})
     with pytest.raises(InputError, match="unknown option 'betta'.*did you mean 'beta'"):
@@ -458,7 +458,7 @@ def test_checker_refuses_generation_strategy_and_wrong_bytes():
 
 
 def test_blast_workload_is_the_golden_nospread_input(shared):
-    """`python -m iosched.dad workload blast` writes what the real Batsim ran
+    """`python -m iosched.experiments.dad workload blast` writes what the real Batsim ran
     in g18b / g19b (golden/inputs/dad_blast_nospread.json)."""
     import json
     gold = json.loads((shared / "golden" / "inputs" / "dad_blast_nospread.json").read_text())

@@ -46,7 +46,7 @@ from test_golden import assert_same_run, read_jobs
 
 from iosched.run.result import RunError
 from iosched.run.simulation import run_simulation
-from iosched.sched.registry import resolve
+from iosched.schedulers.registry import resolve
 
 #: cases whose inputs the real Batsim 4.2.1 reads as the embedded engine does
 AGREEING = ("g12_bb200_plan3", "g13_bb200_sjfbb", "g14_loc_uppmax_lea",

@@ -36,8 +36,8 @@ from iosched.engine.cli import REFUSED, parse_args
 from iosched.errors import InputError
 from iosched.run.cli import progress_text, summary_line
 from iosched.run.simulation import run_simulation
-from iosched.sched.registry import check_options, declared_options, resolve
 from iosched.schedulers.baseline import Baseline
+from iosched.schedulers.registry import check_options, declared_options, resolve
 from iosched.workloads.convert import swf_to_batsim
 from iosched.workloads.swf import read_swf
 
@@ -378,7 +378,7 @@ def test_demo_end_to_end_small(tmp_path, shared):
 def test_demo_default_workload_is_the_artifacts_first_jobs(tmp_path, shared, monkeypatch):
     """The demo's default runs use the burst-buffer paper's own draws (its
     artifact's 1000-job workload: SWF jobs 15..1014), the first --jobs of them."""
-    from iosched.bb import artifact
+    from iosched.experiments.bb import artifact
     from iosched.demo import RUNS, artifact_workload
 
     # the shared inputs the fixture found, wherever this tree is

@@ -13,16 +13,16 @@ import pandas as pd
 import pytest
 
 from iosched.api import simulate
-from iosched.bench.listpack import sweep_record
 from iosched.errors import InputError
+from iosched.experiments.bench.listpack import sweep_record
+from iosched.experiments.listpack.reproduction import paired
 from iosched.listpack.arbiter import IOArbiter
 from iosched.listpack.metrics import job_table, max_io_overlap, read_phases, read_workload, summary
 from iosched.listpack.model import PeriodicJob, io_load, pack_bandwidth
 from iosched.listpack.packs import build_packs
-from iosched.listpack.reproduction import paired
-from iosched.listpack.workload import (LAMBDA, Q_MAX, Q_MIN, generate, mira_median, mira_nodes,
-                                       truncated_mean, truncated_normal, write_workload)
-from iosched.platforms import cluster_xml
+from iosched.experiments.listpack.workload import (LAMBDA, Q_MAX, Q_MIN, generate, mira_median, mira_nodes,
+                                                   truncated_mean, truncated_normal, write_workload)
+from iosched.experiments.platforms import cluster_xml
 
 B = 240e9
 
@@ -238,11 +238,11 @@ def test_bad_option_is_rejected(mira):
 def test_generator_cli_one_line_errors(tmp_path):
     import subprocess
     import sys
-    ok = subprocess.run([sys.executable, "-m", "iosched.listpack", "U-No", "0.4", str(tmp_path / "w.json"),
+    ok = subprocess.run([sys.executable, "-m", "iosched.experiments.listpack", "U-No", "0.4", str(tmp_path / "w.json"),
                          "--n-jobs", "5", "--platform", str(tmp_path / "p.xml")], capture_output=True, text=True)
     assert ok.returncode == 0 and (tmp_path / "p.xml").exists()
     for args in (["M-XX", "0.4"], ["M-BN", "x"]):
-        r = subprocess.run([sys.executable, "-m", "iosched.listpack", *args, str(tmp_path / "z.json")],
+        r = subprocess.run([sys.executable, "-m", "iosched.experiments.listpack", *args, str(tmp_path / "z.json")],
                            capture_output=True, text=True)
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
 

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from iosched.errors import InputError
+from iosched.experiments.locality.replay import replay
+from iosched.experiments.locality.workload import from_swf, read_artifact, to_batsim
 from iosched.locality.cluster import Cluster, eviction_time, f32, load_time, score, transfer_seconds
 from iosched.locality.metrics import summarize
-from iosched.locality.planner import POLICIES, LJob, Planner
-from iosched.locality.replay import history_order, replay
-from iosched.locality.workload import from_swf, read_artifact, to_batsim
+from iosched.locality.planner import POLICIES, LJob, Planner, history_order
 from iosched.schedulers.locality import second
 
 
@@ -219,7 +219,7 @@ def test_engine_end_to_end_loads_reuse_and_walltime(tmp_path):
     import csv
 
     from iosched.api import simulate
-    from iosched.locality.platform import locality_xml
+    from iosched.experiments.platforms import locality_xml
 
     (tmp_path / "p.xml").write_text(locality_xml(2, 4, 1e9, 128e9, "paper"))
     jobs = [J(0, 0, 1, 5, 1, 0, 0, 0), J(1, 5, 100, 1000, 2, 1, 10.0), J(2, 5, 100, 1000, 2, 1, 10.0),
@@ -242,7 +242,7 @@ def test_engine_end_to_end_loads_reuse_and_walltime(tmp_path):
 
 
 def test_usage_trace_and_figures(tmp_path):
-    from iosched.locality.figures import UsageTrace, main as figures_main
+    from iosched.experiments.locality.figures import UsageTrace, main as figures_main
     from iosched.locality.metrics import write_jobs
 
     rnd = random.Random(5)
@@ -268,7 +268,7 @@ def test_engine_job_after_a_walltime_kill_waits_for_its_report(tmp_path):
     import csv
 
     from iosched.api import simulate
-    from iosched.locality.platform import locality_xml
+    from iosched.experiments.platforms import locality_xml
 
     (tmp_path / "p.xml").write_text(locality_xml(1, 4, 1e9, 128e9, "paper"))
     jobs = [J(0, 0, 1, 5, 1, 0, 0, 0), J(1, 5, 100, 50, 4, 1, 10.0), J(2, 6, 20, 100, 4, 1, 10.0)]
@@ -286,7 +286,7 @@ def test_engine_job_after_a_walltime_kill_waits_for_its_report(tmp_path):
 def test_swf_cli(tmp_path):
     import json
 
-    from iosched.locality.workload import main as wl_main
+    from iosched.experiments.locality.workload import main as wl_main
 
     swf = tmp_path / "t.swf"
     swf.write_text("; MaxProcs: 40\n"
@@ -311,7 +311,7 @@ def test_swf_cli(tmp_path):
 ])
 def test_swf_cli_bad_arguments_one_line(tmp_path, capsys, args, word):
     """A bad generator argument: exit 2, one line naming it, no output file."""
-    from iosched.locality.workload import main as wl_main
+    from iosched.experiments.locality.workload import main as wl_main
 
     swf = tmp_path / "t.swf"
     swf.write_text("1 0 5 100 4 -1 -1 4 200 -1 1 7 -1 -1 -1 -1 -1 -1\n")
@@ -323,7 +323,7 @@ def test_swf_cli_bad_arguments_one_line(tmp_path, capsys, args, word):
 
 
 def test_swf_cli_missing_output_folder_checked_first(tmp_path, capsys):
-    from iosched.locality.workload import main as wl_main
+    from iosched.experiments.locality.workload import main as wl_main
 
     out = tmp_path / "missing" / "o.json"
     assert wl_main(["swf", str(tmp_path / "no.swf"), str(out)]) == 2
@@ -332,7 +332,8 @@ def test_swf_cli_missing_output_folder_checked_first(tmp_path, capsys):
 
 
 def test_registry_names_and_engine_flag():
-    from iosched.sched.registry import REPO_ROOT, required_engine_args, resolve
+    from iosched.paths import REPO_ROOT
+    from iosched.schedulers.registry import required_engine_args, resolve
 
     for p in POLICIES:
         path, opts = resolve(f"loc-{p}")
@@ -522,8 +523,8 @@ def test_incremental_reset_intervals_answers_as_a_rebuild(rule):
 
 
 def test_merge_rows_and_bench_statistics(tmp_path):
-    from iosched.bench.locality import bucket_stats
-    from iosched.locality.reproduce import merge_rows
+    from iosched.experiments.bench.locality import bucket_stats
+    from iosched.experiments.locality.reproduction import merge_rows
 
     row = {k: 0 for k in ("jobs", "reuses", "total_waiting_for_load_s", "total_transfer_s", "makespan_s")}
     row.update(mean_stretch=1.5, max_stretch=2.0, mean_bounded_stretch=1.5, max_bounded_stretch=2.0,
@@ -594,7 +595,7 @@ def test_engine_schedule_equals_the_artifact_loop(tmp_path, policy):
     import csv
 
     from iosched.api import simulate
-    from iosched.locality.platform import locality_xml
+    from iosched.experiments.platforms import locality_xml
 
     jobs = _engine_vs_loop_jobs(11)
     loop = replay(copy.deepcopy(jobs), Planner(Cluster(3, 4, 1.0, 128), policy), until_evaluated=False)
@@ -613,8 +614,8 @@ def test_engine_schedule_equals_the_artifact_loop(tmp_path, policy):
 def test_shipped_uppmax_platform_is_the_generators_default():
     """``platforms/locality_uppmax.xml`` is ``locality_xml()``: 486 nodes x 20
     cores, 128 GB, 0.1 GB/s per core, ``paper`` model."""
-    from iosched.locality.platform import locality_xml
-    from iosched.sched.registry import REPO_ROOT
+    from iosched.experiments.platforms import locality_xml
+    from iosched.paths import REPO_ROOT
 
     assert (REPO_ROOT / "platforms" / "locality_uppmax.xml").read_text() == locality_xml()
 
@@ -622,7 +623,7 @@ def test_shipped_uppmax_platform_is_the_generators_default():
 def test_engine_runs_makes_its_bench_folder_before_the_runs(tmp_path):
     """--bench naming a folder that does not exist is made at the start (it
     failed after the whole day's runs, on writing the timing file)."""
-    from iosched.locality.engine_runs import main as engine_main
+    from iosched.experiments.locality.engine_runs import main as engine_main
 
     work = tmp_path / "w"
     work.mkdir()
@@ -634,7 +635,7 @@ def test_engine_runs_makes_its_bench_folder_before_the_runs(tmp_path):
 
 
 def test_engine_runs_agreement_table_and_bad_option(tmp_path, capsys):
-    from iosched.locality.engine_runs import engine_table, main as engine_main, same_as_loop
+    from iosched.experiments.locality.engine_runs import engine_table, main as engine_main, same_as_loop
 
     head = "id,subtime,start,end,cores,node,transfer,waiting,stretch\n"
     (tmp_path / "loop.csv").write_text(head + "1,0,10,20,1,3,4,0,1.0\n2,0,10,30,1,3,0,4,1.0\n3,0,10,30,1,4,0,0,1.0\n")
@@ -661,7 +662,7 @@ def test_command_line_usage_errors_one_line(capsys, module, argv):
     """A bad value or flag on a locality command line: one line, exit 2."""
     import importlib
 
-    main = importlib.import_module(f"iosched.locality.{module}").main
+    main = importlib.import_module(f"iosched.experiments.locality.{module}").main
     with pytest.raises(SystemExit) as exc:
         main(argv)
     assert exc.value.code == 2
@@ -677,7 +678,7 @@ def test_job_without_file_size_is_rejected_with_its_reason(tmp_path):
     import json
 
     from iosched.api import simulate
-    from iosched.locality.platform import locality_xml
+    from iosched.experiments.platforms import locality_xml
 
     jobs = [LJob(str(i), i * 10, 50, 100, 2, 1 + i % 2, 1.0, 1, seq=i) for i in range(4)]
     (tmp_path / "p.xml").write_text(locality_xml(3, 4, 1e9, 128e9, "paper"))
@@ -698,7 +699,7 @@ def test_job_with_more_cores_than_a_node_is_rejected_with_its_reason(tmp_path):
     import csv
 
     from iosched.api import simulate
-    from iosched.locality.platform import locality_xml
+    from iosched.experiments.platforms import locality_xml
 
     jobs = [LJob(str(i), i * 10, 50, 100, 5 if i == 2 else 2, 1 + i % 2, 1.0, 1, seq=i) for i in range(4)]
     (tmp_path / "p.xml").write_text(locality_xml(3, 4, 1e9, 128e9, "paper"))

@@ -21,9 +21,9 @@ from iosched.analysis.metrics import compute_metrics, job_metrics
 from iosched.analysis.metrics_file import write_metrics
 from iosched.batsim.outputs import JOBS_COLUMNS
 from iosched.errors import InputError
-from iosched.platforms import cluster_xml
+from iosched.experiments.platforms import cluster_xml
+from iosched.paths import REPO_ROOT
 from iosched.run.simulation import run_simulation
-from iosched.sched.registry import REPO_ROOT
 from test_metrics import job_row, write_jobs
 
 REPO = Path(__file__).resolve().parents[1]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from iosched.platforms import cluster_xml
-from iosched.sched.registry import SCHEDULERS
+from iosched.experiments.platforms import cluster_xml
+from iosched.schedulers.registry import SCHEDULERS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -34,7 +34,7 @@ def _python(site, cwd, *args):
 
 
 def test_every_registered_scheduler_ships_in_the_package(site, tmp_path):
-    code = ("import json, iosched.sched.registry as r; "
+    code = ("import json, iosched.schedulers.registry as r; "
             "print(json.dumps({n: str(r.resolve(n)[0]) for n in r.SCHEDULERS}))")
     out = _python(site, tmp_path, "-c", code)
     assert out.returncode == 0, out.stderr

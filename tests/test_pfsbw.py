@@ -14,15 +14,16 @@ from batsim.batsim import Job as BatsimJob
 from procset import ProcSet
 
 from iosched.errors import InputError
-from iosched.pfsbw import workload as pw
+from iosched.experiments.pfsbw import workload as pw
+from iosched.experiments.platforms import pfsbw_xml
 from iosched.pfsbw.estimator import RecentThroughput, VarietyEstimator
 from iosched.pfsbw.policy import SlurmBackfill
 from iosched.pfsbw.trackers import POOL, AdaptiveTracker, IoAwareTracker, NodeTracker, StepUsage
 from iosched.pfsbw.twogroup import Demand, target_throughput, threshold, two_group
-from iosched.schedulers.pfsbw import Pfsbw, read_pfs_job
 from iosched.sched.core import Scheduler
 from iosched.sched.machine import Machine
 from iosched.sched.profile import INF
+from iosched.schedulers.pfsbw import Pfsbw, read_pfs_job
 
 
 class Launcher:
@@ -285,7 +286,7 @@ def test_workload_sizes_and_fields():
 def test_end_to_end_adaptive_on_the_engine(tmp_path):
     from iosched.api import simulate
     plat = tmp_path / "p.xml"
-    plat.write_text(pw.platform_xml())
+    plat.write_text(pfsbw_xml())
     wl = tmp_path / "w.json"
     wl.write_text(json.dumps(pw.workload(1, ((8, 6), (1, 4), ("sleep", 10)), sleep=60.0)))
     trace = tmp_path / "trace.csv"
@@ -532,7 +533,7 @@ def test_same_schedule_as_with_the_old_encoding(name, tmp_path):
     changes such as rounding message times to 6 decimals.)"""
     from iosched.run.simulation import run_simulation
     plat, wl = tmp_path / "p.xml", tmp_path / "w.json"
-    plat.write_text(pw.platform_xml())
+    plat.write_text(pfsbw_xml())
     wl.write_text(json.dumps(pw.workload(1, ((8, 6), (1, 4), (4, 3), ("sleep", 10)), sleep=60.0)))
     pre = {"write_x8": {"bytes": 80 * pw.GIB, "runtime": 80 / 3.75}}
     run_simulation(plat, wl, name, tmp_path / "out", options={"limit": 10 * pw.GIB, "pretrain": pre},
@@ -548,7 +549,7 @@ def test_same_schedule_as_with_the_old_encoding(name, tmp_path):
 
 def two_storage_platform(nb_nodes=2) -> str:
     """pfsbw's platform plus a second storage host ``bb`` (no route: never used)."""
-    return pw.platform_xml(nb_nodes=nb_nodes).replace(
+    return pfsbw_xml(nb_nodes=nb_nodes).replace(
         '        <link id="pfs_loopback"',
         '        <host id="bb" speed="1Gf">\n            <prop id="role" value="storage" />\n'
         '        </host>\n        <link id="pfs_loopback"')
@@ -570,7 +571,7 @@ def test_same_schedule_on_real_batsim(name, tmp_path):
         wl.write_text(json.dumps(pw.workload(1, ((8, 2), (2, 1), ("sleep", 2)), sleep=30.0)))
         sched, opts = "slurm-backfill", None
     else:
-        plat.write_text(pw.platform_xml())
+        plat.write_text(pfsbw_xml())
         wl.write_text(json.dumps(pw.workload(1, ((8, 6), (1, 4), (4, 3), ("sleep", 10)), sleep=60.0)))
         sched = name
     rows = {}
@@ -595,7 +596,7 @@ def test_same_schedule_on_real_batsim(name, tmp_path):
 def test_workload_cli_bad_arguments_one_line(tmp_path, args, words):
     """A bad generator argument or output path: one line, non-zero exit, no file."""
     from click.testing import CliRunner
-    from iosched.pfsbw.workload import main as pfsbw_workload
+    from iosched.experiments.pfsbw.workload import main as pfsbw_workload
 
     res = CliRunner().invoke(pfsbw_workload, [a.format(tmp=tmp_path) for a in args])
     assert res.exit_code != 0
@@ -618,7 +619,7 @@ def test_pretrain_command_on_jobs_without_a_field_one_line(tmp_path, drop, word)
     """`pfsbw.workload pretrain` on a job without a field it needs: one line
     naming the job and the field (a KeyError traceback before), no output."""
     from click.testing import CliRunner
-    from iosched.pfsbw.workload import main as pfsbw_workload
+    from iosched.experiments.pfsbw.workload import main as pfsbw_workload
 
     runner = CliRunner()
     assert runner.invoke(pfsbw_workload, ["platform", str(tmp_path / "p.xml")]).exit_code == 0
@@ -639,7 +640,7 @@ def test_curve_on_a_platform_that_is_not_xml_one_line(tmp_path):
     """`pfsbw.workload curve -p NOT_XML`: one line naming the file (a RunError
     traceback before), no output."""
     from click.testing import CliRunner
-    from iosched.pfsbw.workload import main as pfsbw_workload
+    from iosched.experiments.pfsbw.workload import main as pfsbw_workload
 
     (tmp_path / "bad.xml").write_text("not xml\n")
     res = CliRunner().invoke(pfsbw_workload, ["curve", str(tmp_path / "c.csv"), "-p", str(tmp_path / "bad.xml"),

@@ -1,4 +1,4 @@
-"""Tests of iosched.platforms (SimGrid 3.32 platform generators and CLI).
+"""Tests of iosched.experiments.platforms (SimGrid 3.32 platform generators and CLI).
 
 SimGrid's Engine can be created only once per process, so every SimGrid check
 loads the platform in a subprocess that dumps hosts, links and routes
@@ -18,7 +18,7 @@ import pytest
 from defusedxml import ElementTree as ET
 
 from iosched.errors import InputError
-from iosched.platforms import (
+from iosched.experiments.platforms import (
     DRAGONFLY96_STORAGE_NODES,
     cluster_xml,
     dragonfly96_xml,
@@ -212,7 +212,7 @@ def test_cluster_xml_bad_input(args, kwargs, word):
 @needs_simgrid
 def test_every_accepted_unit_loads_in_simgrid(tmp_path):
     """The unit suffixes _quantity accepts are the ones SimGrid 3.32 parses."""
-    from iosched.platforms import _BW_UNITS, _SPEED_UNITS, _TIME_UNITS
+    from iosched.experiments.platforms import _BW_UNITS, _SPEED_UNITS, _TIME_UNITS
 
     body = [f'<host id="h_{u}" speed="2{u}"/>' for u in _SPEED_UNITS]
     body += [f'<link id="bw_{u}" bandwidth="3{u}" latency="0s"/>' for u in _BW_UNITS]

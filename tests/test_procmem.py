@@ -33,7 +33,7 @@ def test_peak_sampler_reads_matching_children():
 
 
 def test_runner_reports_each_process_cpu_times(tmp_path):
-    from iosched.platforms import cluster_xml
+    from iosched.experiments.platforms import cluster_xml
     from iosched.run.simulation import run_simulation
 
     plat = tmp_path / "p.xml"

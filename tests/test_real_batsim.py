@@ -5,7 +5,7 @@ Skipped, with the reason, when no ``batsim`` is on PATH. They run inside
 ``.github/workflows/real-batsim.yml``); see docs/real-batsim.md.
 
 * every registered scheduler name of every family
-  (``iosched.sched.registry.SCHEDULERS``) on small inputs of its family, on
+  (``iosched.schedulers.registry.SCHEDULERS``) on small inputs of its family, on
   both engines: the same jobs, final states, allocations, and start/finish
   times within the issue's 0.05 s + 0.1 % of the larger value (each run
   folder's ``summary.json`` also gives the largest |difference| and the wall
@@ -43,7 +43,7 @@ from test_golden import CASES, ORDER_DEPENDENT, assert_same_run, pybatsim_schedu
 from iosched.listpack.metrics import read_phases, read_workload, summary
 from iosched.run.result import RunError
 from iosched.run.simulation import run_simulation
-from iosched.sched.registry import SCHEDULERS
+from iosched.schedulers.registry import SCHEDULERS
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent

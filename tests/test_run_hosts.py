@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 from iosched.engine.platform import count_compute_hosts
+from iosched.record import compute_hosts
 from iosched.run.hosts import compute_hosts_of_argv
-from iosched.run.record import compute_hosts
 from iosched.run.simulation import run_simulation
 
 REPO = Path(__file__).resolve().parent.parent
@@ -35,7 +35,7 @@ def test_compute_hosts_of_argv_skips_the_engine_command(tmp_path):
 
 def test_the_runner_records_the_compute_hosts_once(tmp_path):
     """run_simulation counts the engine command's compute hosts when it builds
-    it and records them in command.json (iosched.run.record); the storage
+    it and records them in command.json (iosched.record); the storage
     hosts of the PFS platform are not counted."""
     platform = REPO / "platforms" / "cluster16_pfs.xml"
     res = run_simulation(platform, REPO / "workloads" / "example_io.json", "fcfs", tmp_path,

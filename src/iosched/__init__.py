@@ -4,16 +4,20 @@ Subpackages:
 
 * :mod:`iosched.engine` -- the embedded Batsim 4.2.1-compatible engine
   (``iosched-batsim``), SimGrid computes every computation and transfer.
-* :mod:`iosched.workloads` -- Standard Workload Format reader and Batsim
-  workload JSON converter.
-* :mod:`iosched.platforms` -- SimGrid platform XML generators.
-* :mod:`iosched.sched.profile` -- the availability profile (timeline of
-  reservations) shared by all schedulers.
+* :mod:`iosched.batsim` -- Batsim's conventions (job ids, dynamic jobs).
+* :mod:`iosched.sched` -- the scheduler core shared by every family.
+* :mod:`iosched.bb`, :mod:`iosched.locality`, :mod:`iosched.listpack`,
+  :mod:`iosched.pfsbw`, :mod:`iosched.dad` -- each family's algorithm.
+* :mod:`iosched.schedulers` -- the launchable schedulers and their registry.
+* :mod:`iosched.workloads` -- Standard Workload Format reader, Batsim
+  workload JSON converter and the one workload writer.
 * :mod:`iosched.run` -- starts an engine and a scheduler, robin files.
 * :mod:`iosched.campaign` -- experiment campaigns on Dask.
-* :mod:`iosched.bench` -- benchmarks (``python -m iosched.bench``).
 * :mod:`iosched.analysis` -- job and run metrics, campaign tables, figures,
   reports.
+* :mod:`iosched.experiments` -- the experiment wing: platform generators,
+  each family's workload generators and reproductions, benchmarks.
+* :mod:`iosched.paths` -- the repository root, the shared data folder.
 """
 
 __version__ = "0.1.0"

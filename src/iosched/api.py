@@ -32,7 +32,7 @@ def simulate(platform, workload, scheduler, options: dict | None = None, *, outp
     :param platform: SimGrid platform XML (path).
     :param workload: Batsim workload JSON (path).
     :param scheduler: a registered name (``"easy"``, ``"sjf-bb"``... see
-        :data:`iosched.sched.registry.SCHEDULERS`) or a pybatsim scheduler file.
+        :data:`iosched.schedulers.registry.SCHEDULERS`) or a pybatsim scheduler file.
     :param options: the scheduler's options (pybatsim ``-o``), merged over the
         registered name's.
     :param output_dir: keep Batsim's outputs there (default: a temporary

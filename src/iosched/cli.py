@@ -10,7 +10,7 @@ Subcommands:
 * ``iosched sched``     -- :mod:`iosched.run.sched_cli` (a pybatsim scheduler by hand, on loopback)
 * ``iosched metrics``   -- :mod:`iosched.analysis.cli`
 * ``iosched workload``  -- :mod:`iosched.workloads.cli` (SWF -> Batsim JSON)
-* ``iosched platform``  -- :mod:`iosched.platforms` (SimGrid platform XMLs)
+* ``iosched platform``  -- :mod:`iosched.experiments.platforms` (SimGrid platform XMLs)
 * ``iosched demo``      -- :mod:`iosched.demo` (the main job)
 * ``iosched campaign``  -- :mod:`iosched.campaign.cli` (experiment campaigns on Dask)
 * ``iosched report``    -- :mod:`iosched.analysis.cli` (Markdown/HTML campaign reports)
@@ -29,7 +29,7 @@ _SUBCOMMANDS = {
     "sched": ("iosched.run.sched_cli", "sched_command"),
     "metrics": ("iosched.analysis.cli", "metrics_command"),
     "workload": ("iosched.workloads.cli", "workload_command"),
-    "platform": ("iosched.platforms", "platform_command"),
+    "platform": ("iosched.experiments.platforms", "platform_command"),
     "demo": ("iosched.demo", "demo_command"),
     "campaign": ("iosched.campaign.cli", "campaign_command"),
     "report": ("iosched.analysis.cli", "report_command"),

@@ -4,8 +4,8 @@ side with a classic one, on the embedded engine, in a few minutes.
 The showcase: the first 1000 jobs of the KTH-SP2 trace with burst-buffer
 requests -- by default the burst-buffer paper's own draws (its artifact's
 1000-job workload, ``../shared/data/bb-artifact``, read by
-:mod:`iosched.bb.artifact`); with ``--generator`` iosched's generator
-:func:`iosched.bb.workload.generate` with ``--seed`` (the same model:
+:mod:`iosched.experiments.bb.artifact`); with ``--generator`` iosched's generator
+:func:`iosched.experiments.bb.workload.generate` with ``--seed`` (the same model:
 Kopanski & Rzadca, Euro-Par 2021, Section 4.1) -- run on the paper's
 ``dragonfly96`` platform (96 compute nodes,
 12 burst-buffer nodes, one PFS; every stage-in, stage-out and PFS transfer
@@ -56,13 +56,13 @@ from iosched.analysis.metrics_file import write_metrics
 from iosched.analysis.plots import plot_ecdf, plot_gantt, plot_utilization
 from iosched.analysis.report import render_html, render_markdown
 from iosched.analysis.units import format_duration
-from iosched.bb import artifact
-from iosched.bb.workload import first_jobs, generate, write_workload
 from iosched.engine.platform import count_compute_hosts
 from iosched.errors import InputError
+from iosched.experiments.bb import artifact
+from iosched.experiments.bb.workload import first_jobs, generate, write_workload
+from iosched.paths import REPO_ROOT
 from iosched.run.result import RunError
 from iosched.run.simulation import run_simulation
-from iosched.sched.registry import REPO_ROOT
 from iosched.workloads.default_swf import find_default_swf
 
 __all__ = ["DemoRun", "RUNS", "GENERATOR_RUNS", "bb_workload", "artifact_workload", "run_demo", "comparison_rows", "main"]
@@ -72,7 +72,7 @@ PLATFORMS = REPO_ROOT / "platforms"
 
 def bb_workload(swf, nb_jobs: int, seed: int, nb_compute: int) -> dict:
     """The burst-buffer workload of the demo: the first ``nb_jobs`` jobs of
-    ``swf`` with burst-buffer requests (:func:`iosched.bb.workload.generate`).
+    ``swf`` with burst-buffer requests (:func:`iosched.experiments.bb.workload.generate`).
 
     :param swf: SWF path (plain or ``.swf.gz``).
     :param nb_jobs: number of jobs kept from the start of the trace (>= 1).
@@ -86,7 +86,7 @@ def bb_workload(swf, nb_jobs: int, seed: int, nb_compute: int) -> dict:
 
 def artifact_workload(swf, nb_jobs: int, seed: int, nb_compute: int) -> dict:
     """The burst-buffer paper's own workload: the first ``nb_jobs`` (at most
-    1000) jobs of its artifact's 1000-job file (:mod:`iosched.bb.artifact`);
+    1000) jobs of its artifact's 1000-job file (:mod:`iosched.experiments.bb.artifact`);
     ``swf``, ``seed`` and ``nb_compute`` are not used (fixed draws for 96
     compute nodes).
 
@@ -104,7 +104,7 @@ class DemoRun:
     """One simulation of the demo.
 
     :param label: name in the tables and figures (unique).
-    :param scheduler: a registered scheduler name (``iosched.sched.registry``).
+    :param scheduler: a registered scheduler name (``iosched.schedulers.registry``).
     :param platform: SimGrid platform XML.
     :param workload: builder ``(swf, nb_jobs, seed, nb_compute) -> workload
         dict``; runs with the same builder and platform share one file.

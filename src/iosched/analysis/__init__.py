@@ -14,7 +14,8 @@
   ratios to a baseline, the per-job table;
 * :mod:`iosched.analysis.plots` -- figures of runs and campaigns (PNG);
 * :mod:`iosched.analysis.report` -- Markdown and HTML campaign reports;
-* :mod:`iosched.analysis.bb_reproduction` -- the burst-buffer paper's
-  reproduction (``python -m iosched.analysis.bb_reproduction``);
 * :mod:`iosched.analysis.cli` -- ``iosched metrics`` and ``iosched report``.
+
+The papers' reproductions are in the experiment wing
+(:mod:`iosched.experiments`, e.g. :mod:`iosched.experiments.bb.reproduction`).
 """

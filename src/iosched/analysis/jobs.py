@@ -56,7 +56,7 @@ from iosched.batsim.job_metrics import runtime, slowdown, turnaround, waiting_ti
 from iosched.batsim.jobs import COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED, REJECTED
 from iosched.batsim.outputs import JOBS_COLUMNS, check_not_torn
 from iosched.errors import InputError
-from iosched.run.record import RECORD_FILE
+from iosched.record import RECORD_FILE
 
 __all__ = [
     "load_jobs",
@@ -122,7 +122,7 @@ def _machine_states_sibling(jobs_file: Path) -> Path | None:
 
 
 def _command_json_sibling(jobs_file: Path) -> Path | None:
-    """The run record ``command.json`` (:mod:`iosched.run.record`, written by
+    """The run record ``command.json`` (:mod:`iosched.record`, written by
     the runner) next to ``<prefix>_jobs.csv``, if any."""
     cand = jobs_file.with_name(RECORD_FILE)
     return cand if cand.is_file() else None

@@ -12,7 +12,7 @@ matplotlib and FreeType.
 * a campaign (the tables of :mod:`iosched.analysis.campaign`):
   :func:`plot_ratio_boxes`, :func:`plot_ecdf`, :func:`plot_tail`;
 * the pieces the burst-buffer reproduction's figures share
-  (:mod:`iosched.analysis.bb_reproduction`): :func:`new_figure`,
+  (:mod:`iosched.experiments.bb.reproduction`): :func:`new_figure`,
   :func:`save_png`, :func:`log_yscale`, :func:`tail_values`,
   :func:`tail_figure`.
 

@@ -13,7 +13,7 @@ this order:
 2. the compute hosts of the ``platform`` argument
    (``"platform_compute_hosts"``);
 3. the compute hosts the runner recorded in the run's ``command.json``
-   (:func:`iosched.run.record.compute_hosts`; ``"command_json_compute_hosts"``;
+   (:func:`iosched.record.compute_hosts`; ``"command_json_compute_hosts"``;
    an explicit ``machine_states`` argument comes before it):
    every run made by ``iosched run``, ``iosched campaign`` or the demo has it;
 4. for a run made elsewhere (e.g. by hand with the real Batsim) without merged
@@ -42,7 +42,7 @@ from iosched.analysis.jobs import parse_allocation, source_of
 from iosched.batsim.outputs import check_not_torn
 from iosched.engine.platform import count_compute_hosts
 from iosched.errors import InputError
-from iosched.run.record import compute_hosts
+from iosched.record import compute_hosts
 
 __all__ = ["nb_resources_from_machine_states", "resolve_nb_resources"]
 

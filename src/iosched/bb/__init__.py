@@ -4,11 +4,12 @@
   one dynamically registered Batsim job whose composed profile runs stage-in,
   compute phases, checkpoints (drained to the PFS during the next compute
   phase) and stage-out as SimGrid parallel tasks;
-* :mod:`iosched.bb.workload` -- the KTH-SP2 -> Batsim JSON generator with
-  log-normal burst-buffer requests, its first-1000 and 16 three-week parts;
 * :mod:`iosched.bb.placement` -- compute-node and burst-buffer choice in the
   dragonfly, window queries on an :class:`~iosched.sched.profile.AvailabilityProfile`;
 * :mod:`iosched.bb.plan` -- plan-based scheduling with simulated annealing.
+
+Its workload and platform generators and its reproduction are in the experiment
+wing, :mod:`iosched.experiments.bb`.
 
 The scheduler itself is :mod:`iosched.schedulers.burstbuffer` (class ``Burstbuffer``).
 See ``docs/burst-buffers.md``.

@@ -120,7 +120,7 @@ def job_request(job_json: Mapping) -> JobRequest:
     :param job_json: the job dict as Batsim forwards it: ``res``,
         ``walltime`` and the I/O model ``io`` (``burst_buffer``, ``compute``,
         optional ``nodes`` equal to ``res``) written by
-        :mod:`iosched.bb.workload`, or the earlier extra fields ``bb``,
+        :mod:`iosched.experiments.bb.workload`, or the earlier extra fields ``bb``,
         ``flops``, ``com`` (:func:`iosched.sched.iojob.read_io`).
     :raises InputError: a field is missing, not a number, or out of range
         (one line naming the job and the field).

@@ -38,7 +38,7 @@ Life of a campaign (:func:`iosched.campaign.execute.run_campaign`):
 5. A run folder holds ``run.json`` (parameters, inputs with sha256, seed,
    versions), ``command.json`` and ``robin.yaml`` (from
    :func:`iosched.run.simulation.run_simulation`: the run record with the
-   exact command lines, :mod:`iosched.run.record`; the robin file
+   exact command lines, :mod:`iosched.record`; the robin file
    replays the run with the embedded engine), ``robin-batsim.yaml`` (the same
    run with the real ``batsim`` command, outputs under ``replay/``), the
    engine's ``out_*.csv``, ``metrics.json``, and last ``done.json`` (written

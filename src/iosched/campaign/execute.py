@@ -23,14 +23,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from iosched.batsim.outputs import BATSIM_VERSION
 from iosched.campaign.files import write_json
 from iosched.campaign.inputs import prepare_runs, write_manifest
 from iosched.campaign.progress import Progress
 from iosched.campaign.rundir import DONE, FAILED, failure_reason, run_metrics, run_status, save_run_metrics
 from iosched.campaign.schema import Campaign
-from iosched.batsim.outputs import BATSIM_VERSION
 from iosched.errors import InputError, one_line
-from iosched.run.record import RECORD_FILE, read_record
+from iosched.record import RECORD_FILE, read_record
 from iosched.run.result import RunError
 from iosched.run.robin import write_robin
 from iosched.run.simulation import (

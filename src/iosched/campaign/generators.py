@@ -25,7 +25,7 @@ def synthetic_workload(nb_jobs: int, nb_res: int, seed: int, max_res: int | None
     Uses Python's ``random.Random(seed)`` (stable across versions).
 
     :returns: a workload dict (``nb_res``, ``jobs``, ``profiles``) for
-        :func:`iosched.workloads.convert.dump_workload`.
+        :func:`iosched.workloads.writer.dump_workload`.
     :raises InputError: a non-positive count or size, bad run-time range.
     """
     if nb_jobs < 1 or nb_res < 1:

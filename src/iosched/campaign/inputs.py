@@ -21,10 +21,11 @@ from iosched.campaign.generators import split_parts, synthetic_workload
 from iosched.campaign.schema import SECONDS_PER, Campaign
 from iosched.engine.platform import count_compute_hosts
 from iosched.errors import InputError, one_line
-from iosched.platforms import cluster_xml, dragonfly96_xml
+from iosched.experiments.platforms import cluster_xml, dragonfly96_xml
 from iosched.run.hosts import compute_hosts_of_argv
+from iosched.workloads.convert import swf_to_batsim
+from iosched.workloads.writer import dump_workload
 from iosched.workloads.default_swf import find_default_swf
-from iosched.workloads.convert import dump_workload, swf_to_batsim
 
 __all__ = ["MANIFEST", "prepare_runs", "write_manifest"]
 

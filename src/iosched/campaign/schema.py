@@ -20,7 +20,7 @@ from iosched.engine.platform import validate_platform
 from iosched.engine.workload import load_workload
 from iosched.errors import InputError, one_line
 from iosched.run.robin import load_yaml_mapping
-from iosched.sched.registry import check_options, resolve
+from iosched.schedulers.registry import check_options, resolve
 
 __all__ = ["CAMPAIGN_SCHEMA", "SECONDS_PER", "Campaign", "load_campaign"]
 
@@ -204,9 +204,9 @@ def load_campaign(path, output=None) -> Campaign:
         (unknown or missing field, wrong type: the message names the file and
         the field), a non-finite number anywhere (``.nan``, ``.inf``), duplicate
         labels, a baseline that is not a scheduler label, a scheduler name
-        unknown to :func:`iosched.sched.registry.resolve`, an option or a
+        unknown to :func:`iosched.schedulers.registry.resolve`, an option or a
         ``seed_option`` the scheduler does not declare
-        (:func:`iosched.sched.registry.check_options`), a missing input
+        (:func:`iosched.schedulers.registry.check_options`), a missing input
         file, a workload file or a platform file that the engine would refuse
         (:func:`iosched.engine.workload.load_workload`,
         :func:`iosched.engine.platform.validate_platform`).

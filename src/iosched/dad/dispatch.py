@@ -35,8 +35,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 
-from iosched.dad.model import file_locality, score
-from iosched.dad.platform import DISK_SUFFIX
+from iosched.dad.model import DISK_SUFFIX, file_locality, score
 from iosched.sched.placer import Allocation, Placer
 from iosched.sched.profile import lowest_ids
 from iosched.sched.timeline import mask_of, procset_of_mask

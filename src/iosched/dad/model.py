@@ -9,9 +9,9 @@ bytes, "replicas": [node names]}``) (the paper's ``qsub -g file1,file2,...`` plu
 asks the Gfarm metadata server: file size and replica locations); the extra
 field ``queue`` (str, default ``"batch"``) names its Torque queue.  Node
 names are the ``node`` property of the platform's core hosts
-(:mod:`iosched.dad.platform`).
+(:func:`iosched.experiments.platforms.nusa_xml`).
 
-How a started task runs (all Batsim-standard, :mod:`iosched.dad.workload`
+How a started task runs (all Batsim-standard, :mod:`iosched.experiments.dad.workload`
 writes the profiles): its profile is ``composed`` of one
 ``parallel_homogeneous_pfs`` read per file, whose ``storage`` label is the
 file's name, then its computation (``parallel_homogeneous``).  At
@@ -30,10 +30,15 @@ from iosched.errors import InputError
 from iosched.sched.iojob import PFS, read_io
 
 __all__ = ["FileRef", "TaskRequest", "read_task", "file_locality", "score", "replica_for",
-           "DEFAULT_QUEUE"]
+           "DEFAULT_QUEUE", "DISK_SUFFIX"]
 
 #: Queue of a task without a ``queue`` field.
 DEFAULT_QUEUE = "batch"
+
+#: Suffix of a node's disk host (a storage resource of the platform): the
+#: disk of node ``n003`` is ``n003_disk``; the dispatcher finds each node's
+#: disk by it.
+DISK_SUFFIX = "_disk"
 
 
 class FileRef(NamedTuple):

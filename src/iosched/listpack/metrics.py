@@ -63,7 +63,7 @@ def read_phases(jobs_csv) -> pd.DataFrame:
 
 def read_workload(path) -> tuple:
     """``(jobs dict local id -> PeriodicJob, listpack record dict)`` of a
-    workload written by :mod:`iosched.listpack.workload`.
+    workload written by :mod:`iosched.experiments.listpack.workload`.
 
     :raises InputError: unreadable file or missing fields.
     """

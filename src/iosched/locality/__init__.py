@@ -6,13 +6,10 @@ Inria RR-9497, 2023).
   memory, the artifact's validity rule, load and eviction times, scores;
 * :mod:`iosched.locality.planner` -- the ten policies (fcfs, eft, lea, leo,
   lem and their -bf variants) as planning passes;
-* :mod:`iosched.locality.replay` -- the artifact's event loop without the
-  engine (the reference for the reproduction);
-* :mod:`iosched.locality.workload` -- the artifact's workload and cluster
-  formats, Batsim JSON, SWF with the paper's file-sharing rule;
-* :mod:`iosched.locality.platform` -- SimGrid platforms of n nodes x m cores
-  with the ``paper`` and ``shared-pfs`` I/O models;
 * :mod:`iosched.locality.metrics` -- stretch, reuses, load times, figures.
+
+Its workload and platform generators and its reproduction are in the experiment
+wing, :mod:`iosched.experiments.locality`.
 
 The Batsim scheduler is :mod:`iosched.schedulers.locality`. See ``docs/locality.md``.
 """

@@ -10,9 +10,10 @@ HPC clusters").
 * :mod:`iosched.pfsbw.trackers` -- the reservation trackers of Algorithms 2-7
   on the shared core's availability profile (the file-system throughput is
   the pool ``pfs``) plus the adjusted tracker AT;
-* :mod:`iosched.pfsbw.policy` -- Algorithm 1 (Slurm backfill, BackfillMax);
-* :mod:`iosched.pfsbw.workload` -- the platform (15 nodes + a Lustre-like PFS)
-  and the generators of Workloads 1 and 2.
+* :mod:`iosched.pfsbw.policy` -- Algorithm 1 (Slurm backfill, BackfillMax).
+
+Its workload and platform generators and its reproduction are in the experiment
+wing, :mod:`iosched.experiments.pfsbw`.
 
 The scheduler file is :mod:`iosched.schedulers.pfsbw`.
 """

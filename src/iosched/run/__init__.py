@@ -9,7 +9,8 @@ robin files, and the record each run leaves in its output folder.
   timeouts, cleanup, subreaper, signals;
 * :mod:`iosched.run.result` -- :class:`~iosched.run.result.RunResult`,
   :class:`~iosched.run.result.RunError`, the engine's output files;
-* :mod:`iosched.run.record` -- the run record ``command.json``;
+* the run record ``command.json`` is :mod:`iosched.record` (below both the
+  runner that writes it and the analysis that reads it);
 * :mod:`iosched.run.hosts` -- the compute hosts of an engine command;
 * :mod:`iosched.run.affinity` -- one CPU for the engine and its scheduler;
 * :mod:`iosched.run.cli` -- the ``iosched run`` command.

@@ -3,7 +3,7 @@ jobs, counted from the engine's command line.
 
 The runner counts them once, when it builds the engine command, and records
 the count in the run record (``compute_hosts`` of ``command.json``, see
-:mod:`iosched.run.record`); campaigns count them to size their workloads.
+:mod:`iosched.record`); campaigns count them to size their workloads.
 Utilization is computed over this count: storage and master hosts excluded,
 roles given with ``-r`` included, capped by ``--mmax``.
 """

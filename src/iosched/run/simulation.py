@@ -5,7 +5,7 @@ batsim.cmds.launcher``) and an engine (the embedded ``iosched-batsim`` by
 default, or any Batsim 4.2-compatible command such as ``batsim``, see
 :func:`engine_command`) on a free loopback port, waits for both, and cleans
 up whatever happens (:mod:`iosched.run.supervise`). The output folder gets
-the run record ``command.json`` (:mod:`iosched.run.record`, with the engine
+the run record ``command.json`` (:mod:`iosched.record`, with the engine
 command's compute hosts, :mod:`iosched.run.hosts`) and the same run as a
 robin file (:func:`iosched.run.robin.write_robin`).
 
@@ -37,9 +37,9 @@ import psutil
 from iosched.checks import check_finite
 from iosched.engine.export import check_outputs_writable
 from iosched.errors import InputError, one_line
+from iosched.record import write_record
 from iosched.run.affinity import claim_cpu, parse_cpu
 from iosched.run.hosts import compute_hosts_of_argv
-from iosched.run.record import write_record
 from iosched.run.result import RunError, RunResult, engine_outputs
 from iosched.run.robin import write_robin
 from iosched.run.supervise import (
@@ -53,7 +53,7 @@ from iosched.run.supervise import (
     subreaper,
     watch,
 )
-from iosched.sched.registry import check_options, required_engine_args, resolve
+from iosched.schedulers.registry import check_options, required_engine_args, resolve
 
 __all__ = [
     "IN_PROCESS_FLAGS",
@@ -232,19 +232,19 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
 
     *platform* is a SimGrid platform XML, *workload* a Batsim workload JSON
     (or a list of them, passed as repeated ``-w``), *scheduler* a name known
-    to :mod:`iosched.sched.registry` or the path of a pybatsim scheduler file,
+    to :mod:`iosched.schedulers.registry` or the path of a pybatsim scheduler file,
     *options* a dict passed to the scheduler as JSON (``-o``; merged over the
     registry's defaults). *engine_cmd* is the engine command prefix (argv list
     or shell-like string; default: the embedded engine ``python -m
     iosched.engine.cli``; ``"batsim"`` runs the real Batsim); the runner adds
     ``-p -w -e OUTPUT_DIR/out -s tcp://127.0.0.1:PORT`` (and ``-q`` when
     *quiet*), then *engine_args*, then any flag the scheduler file needs and
-    *engine_args* lacks (:func:`iosched.sched.registry.required_engine_args`:
+    *engine_args* lacks (:func:`iosched.schedulers.registry.required_engine_args`:
     ``--enable-dynamic-jobs`` for ``schedulers/burstbuffer.py``).
 
     The output directory (and its parents) is created. It receives
     ``sched.log`` and ``engine.log`` (stdout and stderr of each process),
-    ``command.json`` (the run record, :mod:`iosched.run.record`: exact
+    ``command.json`` (the run record, :mod:`iosched.record`: exact
     command lines, environment additions, cwd, port and timeouts, for replay,
     and the engine command's compute hosts) and ``robin.yaml`` (the same run
     as a robin file, see :func:`iosched.run.robin.write_robin`), then the
@@ -409,7 +409,7 @@ def _command_lines(port, sched_file, options_json, quiet, engine_prefix, platfor
 
 def _record(cwd, port, env_add, in_process, sched_file, merged, sched_argv, sched_log,
             engine_argv, timeouts, start_order, cpus, hosts) -> dict:
-    """The run record written to ``command.json`` (:mod:`iosched.run.record`);
+    """The run record written to ``command.json`` (:mod:`iosched.record`);
     *timeouts* is (simulation, ready, success, failure) in s."""
     simulation, ready, success, failure = timeouts
     return {

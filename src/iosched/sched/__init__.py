@@ -26,8 +26,8 @@ and/or a policy and nothing else (see ``docs/architecture.md``):
 * :mod:`iosched.sched.orders` -- queue orders (fcfs, sjf);
 * :mod:`iosched.sched.policies` -- fcfs, EASY, conservative, filler;
 * :mod:`iosched.sched.listschedule` -- list scheduling of queue orders
-  (plan-based policies);
-* :mod:`iosched.sched.registry` -- scheduler names -> files and options.
+  (plan-based policies).
 
-The launchable scheduler files are :mod:`iosched.schedulers`.
+The launchable scheduler files, and the registry of their names
+(:mod:`iosched.schedulers.registry`), are :mod:`iosched.schedulers`.
 """

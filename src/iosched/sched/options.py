@@ -11,7 +11,7 @@ anything runs instead of being ignored:
   (:meth:`PybatsimScheduler.__init__ <iosched.sched.adapter.PybatsimScheduler>`,
   also when the file is launched by hand with ``pybatsim FILE -o ...``);
 * in ``iosched run``, before any process starts
-  (:func:`iosched.sched.registry.check_options`);
+  (:func:`iosched.schedulers.registry.check_options`);
 * in campaign validation, for each scheduler entry's ``options`` and
   ``seed_option``.
 

@@ -11,7 +11,8 @@ after its file, as pybatsim's launcher expects):
 * :mod:`iosched.schedulers.dad` -- ``Dad``: Torque FIFO, data-aware dispatch
   and delay scheduling of Li & Tatebe (IEEE Systems Journal 2017).
 
-Launch one by name with ``iosched run -s easy`` (:mod:`iosched.sched.registry`),
+:mod:`iosched.schedulers.registry` maps scheduler names to these files and
+their options. Launch one by name with ``iosched run -s easy`` (:mod:`iosched.schedulers.registry`),
 or with pybatsim's launcher on its file in :mod:`iosched.schedulers.launchers`
 (or the source tree's thin ``schedulers/baseline.py``).
 """

@@ -46,13 +46,13 @@ choices (docs/burst-buffers.md, "Artifact semantics and options"):
 * ``stats`` -- path of a JSON file written at the end of the simulation with
   one record per plan-based scheduling pass (``time``, ``queue`` length,
   ``skipped``, ``evaluations``, ``placements``, wall-clock ``seconds`` of the
-  decision); for benchmarks (:mod:`iosched.bench.bb`), never read back;
+  decision); for benchmarks (:mod:`iosched.experiments.bench.bb`), never read back;
 * ``period`` -- if > 0, also ask to be called every ``period`` s while jobs
   wait (the "scheduler every minute" of the paper's example).
 
 Every workload job needs the extra fields ``bb`` (bytes per node), ``flops``
 (per node) and ``com`` (bytes per pair and phase) -- see
-:mod:`iosched.bb.workload`; :mod:`iosched.bb.model` says how a started job is
+:mod:`iosched.experiments.bb.workload`; :mod:`iosched.bb.model` says how a started job is
 run. Jobs that can never fit (more nodes than the machine, ``bb`` larger than
 one burst-buffer node, more burst buffers than the machine holds) are
 rejected, as in the artifact (``alloc_only.py::_validate_job``).
@@ -129,7 +129,7 @@ INF = float("inf")
 
 #: Burst-buffer capacity per storage node (bytes): the artifact's 40 GB
 #: (``platforms/dragonfly96.yaml``). The paper's reasoning gives 39.37 GB
-#: (:func:`iosched.bb.workload.expected_capacity_per_storage`), which the
+#: (:func:`iosched.experiments.bb.workload.expected_capacity_per_storage`), which the
 #: artifact rounds; ``{"bb_capacity": 39.37e9}`` selects it.
 DEFAULT_BB_CAPACITY = 40e9
 

@@ -3,8 +3,8 @@ batch queuing system", IEEE Systems Journal 11(2), 2017) and its Torque
 baseline.
 
 Launch: ``pybatsim schedulers/dad.py -o '{"policy": "dad", "beta": 0.8,
-"delay": 2}'`` on a NUSA platform (:mod:`iosched.dad.platform`) with a
-workload of :mod:`iosched.dad.workload`; no special engine flag (embedded
+"delay": 2}'`` on a NUSA platform (:func:`iosched.experiments.platforms.nusa_xml`) with a
+workload of :mod:`iosched.experiments.dad.workload`; no special engine flag (embedded
 engine or real Batsim 4.2.1: EXECUTE_JOB with ``storage_mapping`` only).
 
 Options (pybatsim ``-o`` JSON):

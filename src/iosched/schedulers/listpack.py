@@ -22,7 +22,7 @@ Options (pybatsim ``-o`` JSON):
   ``increasing``), ``pfs`` (storage host name, default ``"pfs"``).
 
 Workload jobs carry ``nodes``, ``periods``, ``w`` (s) and ``v`` (bytes)
-(:mod:`iosched.listpack.workload`). A started job ``w0!J`` is rejected and
+(:mod:`iosched.experiments.listpack.workload`). A started job ``w0!J`` is rejected and
 run by the core's executor (:mod:`iosched.sched.executor`) as dynamic jobs
 of the workload ``bb`` (:mod:`iosched.batsim.dynamic`), one per phase,
 period ``k = 0..n-1`` being phases ``2k`` and ``2k + 1``: ``bb!J:2k`` (a

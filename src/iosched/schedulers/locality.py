@@ -6,12 +6,12 @@ fcfs, eft, lea, leo, lem and their -bf variants; ``W`` 500, ``E`` 1,
 artifact|paper) run as a policy of the shared core
 (:class:`iosched.sched.core.Scheduler`), with the artifact's passes: a full
 re-plan when a job ended, else the new jobs only after the existing plan
-(:mod:`iosched.locality.replay` documents the loop). Planning time is the
+(:mod:`iosched.experiments.locality.replay` documents the loop). Planning time is the
 engine's time rounded down to the second, as the artifact's integer clock.
 
 A workload job (extra fields ``file``, ``file_size`` in bytes, ``role``,
 ``history_node``, ``history_start``; see
-:func:`iosched.locality.workload.to_batsim`) runs as dynamic jobs with
+:func:`iosched.experiments.locality.workload.to_batsim`) runs as dynamic jobs with
 Batsim-standard profiles (``--enable-dynamic-jobs``; no composed profile):
 
 1. if its file must be loaded on the node: ``bb!<id>:0``, a
@@ -29,7 +29,7 @@ The core's executor (:mod:`iosched.sched.executor`, walltime rule
 The static workload job is rejected (its dynamic jobs replace it), as the
 burst-buffer family does. The engine run keeps the artifact's integer clock
 (:func:`second`, :meth:`LocalityPolicy._ends_pending`; a platform whose
-master route has no latency, :mod:`iosched.locality.platform`), so it gives
+master route has no latency, :func:`iosched.experiments.platforms.locality_xml`), so it gives
 the artifact loop's schedule (tested in ``tests/test_locality.py``). Option ``out``: a CSV of the evaluated jobs and a
 summary JSON written at the end (:mod:`iosched.locality.metrics`), plus
 ``<out>_timing.json`` (scheduler wall and CPU time, time in planning
@@ -51,8 +51,7 @@ from iosched.checks import option_number
 from iosched.errors import InputError
 from iosched.locality.cluster import CACHE_RULES, Cluster
 from iosched.locality.metrics import summarize, write_jobs
-from iosched.locality.planner import POLICIES, LJob, Planner
-from iosched.locality.replay import history_order
+from iosched.locality.planner import POLICIES, LJob, Planner, history_order
 from iosched.sched.adapter import PybatsimScheduler
 from iosched.sched.core import Scheduler
 from iosched.sched.executor import LEFT, At, Phase, Plan
@@ -221,7 +220,7 @@ class LocalityPolicy:
 
     def _in_order(self, s) -> list:
         """The waiting jobs in the artifact's queue order: the history jobs
-        not started yet in :func:`~iosched.locality.replay.history_order`,
+        not started yet in :func:`~iosched.locality.planner.history_order`,
         then the others in file order (the core's queue order)."""
         q = s.queue
         if not self.hist_q:

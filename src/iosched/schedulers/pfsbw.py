@@ -31,7 +31,7 @@ Options (pybatsim ``-o`` JSON):
 * ``backfill_max`` -- ``BackfillMax`` (int >= 0) or ``"unlimited"``
   (default, Slurm's; 1 = EASY);
 * ``pretrain`` -- a JSON file (or dict) ``{variety: {"bytes", "runtime"}}``
-  of jobs run alone (``python -m iosched.pfsbw.workload pretrain``); without
+  of jobs run alone (``python -m iosched.experiments.pfsbw.workload pretrain``); without
   it the estimator starts untrained;
 * ``decay`` -- the estimator's ``a`` (default 0.2);
 * ``measured`` -- use the measured current throughput ``R_now`` (default
@@ -43,7 +43,7 @@ Options (pybatsim ``-o`` JSON):
   measured ``R_now``, target, r_star, r_zero, adjusted target (bytes/s);
 * ``stats`` -- path of a JSON file written at the end with one record per
   scheduling pass: ``queue`` (waiting jobs before the pass) and ``seconds``
-  (wall-clock time of the pass); for benchmarks (:mod:`iosched.bench.pfsbw`).
+  (wall-clock time of the pass); for benchmarks (:mod:`iosched.experiments.bench.pfsbw`).
 
 Every job may carry the extra fields ``variety`` (job type; default: its
 profile name, i.e. the same command line) and ``bytes_written`` (bytes,

@@ -57,8 +57,6 @@ their requested time (walltime raised to the run time).
 
 from __future__ import annotations
 
-import io
-import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -73,7 +71,6 @@ __all__ = [
     "PROFILE_TYPES",
     "ConversionReport",
     "swf_to_batsim",
-    "dump_workload",
 ]
 
 #: Profile types the converter can write.
@@ -338,44 +335,3 @@ def swf_to_batsim(
         first_submit_time=None if t0 is None else float(t0),
     )
     return workload, report
-
-
-def dump_workload(workload, fp=None):
-    """Serialise a Batsim workload dict deterministically.
-
-    Layout: top-level keys sorted, one job per line in list order (the job
-    order is kept: it is the submission order), one profile per line with
-    profiles sorted by name, keys sorted inside each object, floats in
-    Python's shortest repr.  ``fp``: a text file object to write to, or
-    ``None``.  Returns the text (``str``) in both cases; equal dicts give
-    byte-identical text.  Raises ``TypeError`` if the dict holds values JSON
-    cannot encode.
-    """
-
-    def enc(obj):
-        return json.dumps(obj, sort_keys=True, separators=(", ", ": "), allow_nan=False)
-
-    buf = io.StringIO()
-    buf.write("{\n")
-    keys = sorted(workload)
-    for i, key in enumerate(keys):
-        value = workload[key]
-        tail = "," if i < len(keys) - 1 else ""
-        if key == "jobs" and isinstance(value, list):
-            buf.write('  "jobs": [\n')
-            for j, job in enumerate(value):
-                buf.write(f"    {enc(job)}{',' if j < len(value) - 1 else ''}\n")
-            buf.write(f"  ]{tail}\n")
-        elif key == "profiles" and isinstance(value, dict):
-            buf.write('  "profiles": {\n')
-            names = sorted(value)
-            for j, name in enumerate(names):
-                buf.write(f"    {enc(name)}: {enc(value[name])}{',' if j < len(names) - 1 else ''}\n")
-            buf.write(f"  }}{tail}\n")
-        else:
-            buf.write(f"  {enc(key)}: {enc(value)}{tail}\n")
-    buf.write("}\n")
-    text = buf.getvalue()
-    if fp is not None:
-        fp.write(text)
-    return text

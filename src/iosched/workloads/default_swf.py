@@ -5,9 +5,8 @@ is looked for (:func:`find_default_swf`).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from iosched.errors import InputError
+from iosched.paths import shared_data_candidates
 
 __all__ = ["DEFAULT_SWF_NAME", "default_swf_candidates", "find_default_swf"]
 
@@ -19,16 +18,11 @@ def default_swf_candidates():
     """Return the places searched for the default SWF, in order (list of Path).
 
     ``<repo>/../shared/data/<DEFAULT_SWF_NAME>`` where ``<repo>`` is the
-    checkout holding this package (``src/iosched/workloads/default_swf.py``
-    -> three levels up from ``src``), then ``<cwd>/../shared/data/<DEFAULT_SWF_NAME>``
-    (the current directory taken as the repository).  Raises nothing.
+    checkout holding this package, then ``<cwd>/../shared/data/<DEFAULT_SWF_NAME>``
+    (the current directory taken as the repository), as
+    :func:`iosched.paths.shared_data_candidates`.  Raises nothing.
     """
-    repo = Path(__file__).resolve().parents[3]
-    candidates = [repo.parent / "shared" / "data" / DEFAULT_SWF_NAME]
-    cwd_candidate = Path.cwd().resolve().parent / "shared" / "data" / DEFAULT_SWF_NAME
-    if cwd_candidate not in candidates:
-        candidates.append(cwd_candidate)
-    return candidates
+    return shared_data_candidates(DEFAULT_SWF_NAME)
 
 
 def find_default_swf():
