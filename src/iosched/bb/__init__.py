@@ -8,8 +8,13 @@
   log-normal burst-buffer requests, its first-1000 and 16 three-week parts;
 * :mod:`iosched.bb.placement` -- compute-node and burst-buffer choice in the
   dragonfly, window queries on an :class:`~iosched.sched.profile.AvailabilityProfile`;
-* :mod:`iosched.bb.plan` -- plan-based scheduling with simulated annealing.
+* :mod:`iosched.bb.plan` -- plan-based scheduling with simulated annealing;
+* :mod:`iosched.bb.search` -- the order plan-alpha applies at each pass
+  (:class:`~iosched.bb.search.PlanOrder`: search state, evaluator choice);
+* :mod:`iosched.bb.compiled` -- the search's list scheduling in machine code (numba);
+* :mod:`iosched.bb.legacy` -- iosched's variants before issue 13
+  (``sjf-bb-head``, ``search: "iosched"``), kept selectable.
 
-The scheduler itself is :mod:`iosched.schedulers.burstbuffer` (class ``Burstbuffer``).
+The launcher (options, Batsim side) is :mod:`iosched.schedulers.burstbuffer` (class ``Burstbuffer``).
 See ``docs/burst-buffers.md``.
 """
