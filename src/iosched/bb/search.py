@@ -18,11 +18,14 @@ Evaluators of the artifact search's orders (``evaluator``): ``"compiled"``
 (default; :class:`iosched.bb.compiled.CompiledListPlan`, numba machine
 code, where :func:`iosched.bb.compiled.supports` the placer's choices) or
 ``"python"`` (:class:`~iosched.sched.listschedule.ListPlan`); both give the
-same schedule (``tests/test_bb_compiled.py``).
+same schedule (``tests/test_bb_compiled.py``). numba is an optional extra
+(``pip install iosched[fast]``): without it, ``"compiled"`` falls back to
+the Python evaluator with one logged warning.
 """
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 from typing import Optional
@@ -38,6 +41,8 @@ SEARCHES = ("artifact", legacy.LEGACY_SEARCH)
 #: Evaluators of the artifact search's orders (option ``evaluator``): the
 #: first is the default; both give the same schedule.
 EVALUATORS = ("compiled", "python")
+
+logger = logging.getLogger("iosched.bb.search")
 
 
 class PlanOrder:
@@ -63,7 +68,9 @@ class PlanOrder:
     Public state: :attr:`searches` (one summary dict per pass: ``time``,
     ``queue`` length, ``skipped``, ``evaluations``, ``seconds`` of wall
     clock, and for a search ``cost``, ``exhaustive``, ``annealed``, ``t0``,
-    ``placements``, ``order``), :attr:`rng`, :attr:`evaluator`.
+    ``placements``, ``order``), :attr:`rng`, :attr:`evaluator` (as asked;
+    ``"compiled"`` without numba uses the Python evaluator, and the first
+    search that would have used it logs a warning, once).
     """
 
     def __init__(self, placer, alpha: float, *, search: str = SEARCHES[0], evaluator: str = EVALUATORS[0],
@@ -78,6 +85,7 @@ class PlanOrder:
         self.iterations, self.chi0, self.cooling = iterations, chi0, cooling
         self.rng = random.Random(seed)
         self.searches: list = []
+        self._warned = False
 
     def __call__(self, s, lplan, jobs, now: float) -> Optional[list]:
         """The order plan-alpha applies at ``now`` (s), or None (no search,
@@ -121,6 +129,10 @@ class PlanOrder:
             self.searches.append(rec)
             return prefix
         cplan = None
+        if self.evaluator == "compiled" and not compiled.AVAILABLE and not self._warned:
+            self._warned = True
+            logger.warning("evaluator compiled: numba is not installed (pip install 'iosched[fast]'); "
+                           "the Python evaluator is used (same schedule, slower)")
         if self.evaluator == "compiled" and compiled.supports(self.placer, lplan.tl, rest):
             lplan.evaluate(prefix)      # the search starts from the prefix's plan
             cplan = compiled.CompiledListPlan(lplan, rest, self.alpha)
