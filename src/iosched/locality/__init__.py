@@ -6,6 +6,9 @@ Inria RR-9497, 2023).
   memory, the artifact's validity rule, load and eviction times, scores;
 * :mod:`iosched.locality.planner` -- the ten policies (fcfs, eft, lea, leo,
   lem and their -bf variants) as planning passes;
+* :mod:`iosched.locality.policy` -- the policies' passes as a policy of the
+  shared core (:class:`~iosched.locality.policy.LocalityPolicy`), its placer
+  (one node per job), queue order and integer clock;
 * :mod:`iosched.locality.replay` -- the artifact's event loop without the
   engine (the reference for the reproduction);
 * :mod:`iosched.locality.workload` -- the artifact's workload and cluster
@@ -14,5 +17,6 @@ Inria RR-9497, 2023).
   with the ``paper`` and ``shared-pfs`` I/O models;
 * :mod:`iosched.locality.metrics` -- stretch, reuses, load times, figures.
 
-The Batsim scheduler is :mod:`iosched.schedulers.locality`. See ``docs/locality.md``.
+The Batsim launcher (options, running the started jobs) is
+:mod:`iosched.schedulers.locality`. See ``docs/locality.md``.
 """

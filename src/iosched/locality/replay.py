@@ -27,25 +27,10 @@ import time
 from iosched.errors import InputError
 from iosched.locality.cluster import Cluster
 from iosched.locality.planner import Planner
+from iosched.locality.policy import history_order
 from iosched.locality.workload import day0
 
-__all__ = ["replay", "history_order"]
-
-
-def history_order(jobs: list) -> list:
-    """History jobs in the artifact's order (``insert_job_in_sorted_list``
-    on ``start_time_from_history``: a job goes before the head when its key
-    is <= the head's, else after the last job whose key is <= its own)."""
-    out: list = []
-    for j in jobs:
-        if not out or out[0].hist_start >= j.hist_start:
-            out.insert(0, j)
-            continue
-        i = 0
-        while i + 1 < len(out) and out[i + 1].hist_start <= j.hist_start:
-            i += 1
-        out.insert(i + 1, j)
-    return out
+__all__ = ["replay"]
 
 
 def replay(jobs: list, planner: Planner, *, until_evaluated: bool = True, trace=None,
