@@ -141,3 +141,49 @@ def test_plan2_schedule_is_the_same_with_both_evaluators(shared, tmp_path):
 def test_unknown_evaluator_is_refused():
     with pytest.raises(InputError, match="evaluator='fast' is unknown"):
         Burstbuffer({"policy": "plan-2", "evaluator": "fast"})
+
+
+def test_compiled_evaluator_falls_back_to_python_without_numba(monkeypatch, caplog):
+    """numba is an optional extra: when it cannot be imported, ``evaluator:
+    compiled`` takes the Python evaluator with one logged warning (no
+    ImportError) and the search gives the same orders and random draws as
+    the compiled evaluator."""
+    import importlib
+    import logging
+    import sys
+
+    from iosched.bb.search import PlanOrder
+
+    prof = _profile([BINDING[k] for k in (0, 2, 4)])
+    jobs = _jobs([(k % len(BINDING), WAITS[k % len(WAITS)]) for k in range(10)])
+    for j in jobs:
+        j.id = f"w0!{j.seq}"
+
+    def run():
+        po = PlanOrder(PLACER, 2.0, evaluator="compiled", seed=5, depth=1)
+        passes = []
+        for _ in range(3):   # the generator carries over between passes
+            lplan = ListPlan(prof, PLACER, NOW, waiting_cost(2.0))
+            po(None, lplan, jobs, NOW)
+            now = [job.seq for job, t, alloc in lplan.out if alloc is not None and t <= NOW]
+            rec = po.searches[-1]
+            passes.append((rec["order"], rec["cost"], rec["evaluations"], now))
+        assert all(not r["skipped"] and r["annealed"] for r in po.searches)
+        return passes, po.rng.random()
+
+    assert compiled.AVAILABLE
+    want = run()
+    monkeypatch.setitem(sys.modules, "numba", None)     # import numba fails
+    try:
+        importlib.reload(compiled)
+        assert not compiled.AVAILABLE
+        assert not compiled.supports(PLACER, prof.snapshot(NOW), jobs)
+        with caplog.at_level(logging.WARNING, logger="iosched.bb.search"):
+            got = run()
+    finally:
+        monkeypatch.undo()
+        importlib.reload(compiled)
+    assert compiled.AVAILABLE
+    assert got == want
+    warnings = [r for r in caplog.records if r.name == "iosched.bb.search"]
+    assert len(warnings) == 1 and "numba is not installed" in warnings[0].getMessage()

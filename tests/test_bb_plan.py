@@ -1,4 +1,4 @@
-"""Plan-based search (iosched.bb.plan) and the plan policies."""
+"""Plan-based search (iosched.bb.plan, the legacy search in iosched.bb.legacy) and the plan policies."""
 
 import itertools
 import math
@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from iosched.bb import plan
+from iosched.bb import legacy, plan
 
 
 class J:
@@ -34,7 +34,7 @@ def single_machine_cost(alpha):
 
 def test_initial_orders_are_nine_permutations():
     jobs = [J(i, est) for i, est in enumerate([5, 1, 3, 2, 4, 9, 7])]
-    orders = plan.initial_orders(jobs)
+    orders = legacy.initial_orders(jobs)
     assert len(orders) == 9
     assert [w.seq for w in orders[0]] == list(range(7))
     assert [w.estimate for w in orders[1]] == sorted(w.estimate for w in jobs)
@@ -44,7 +44,7 @@ def test_initial_orders_are_nine_permutations():
 
 def test_exhaustive_for_small_queues_finds_optimum():
     jobs = [J(i, est) for i, est in enumerate([5, 1, 3, 2])]
-    res = plan.best_order(jobs, single_machine_cost(2))
+    res = legacy.best_order(jobs, single_machine_cost(2))
     assert res.exhaustive and res.evaluations == 24
     assert [w.estimate for w in res.order] == [1, 2, 3, 5]     # SPT is optimal
     best = min(single_machine_cost(2)(list(p)) for p in itertools.permutations(jobs))
@@ -54,8 +54,8 @@ def test_exhaustive_for_small_queues_finds_optimum():
 def test_annealing_deterministic_for_seed_and_improves():
     jobs = [J(i, est) for i, est in enumerate([8, 3, 9, 1, 7, 2, 6, 4, 5, 10])]
     cost = single_machine_cost(1)
-    a = plan.best_order(jobs, cost, seed=3, key="x", iterations=150)
-    b = plan.best_order(jobs, cost, seed=3, key="x", iterations=150)
+    a = legacy.best_order(jobs, cost, seed=3, key="x", iterations=150)
+    b = legacy.best_order(jobs, cost, seed=3, key="x", iterations=150)
     assert [w.seq for w in a.order] == [w.seq for w in b.order] and a.cost == b.cost
     assert not a.exhaustive
     # SJF is among the candidates: the result is never worse than it
@@ -65,26 +65,26 @@ def test_annealing_deterministic_for_seed_and_improves():
 
 def test_annealing_skipped_when_best_and_worst_tie():
     jobs = [J(i, 1.0) for i in range(8)]
-    res = plan.best_order(jobs, lambda o: 42.0, seed=1)
+    res = legacy.best_order(jobs, lambda o: 42.0, seed=1)
     assert not res.annealed and res.evaluations <= 9 and res.t0 == 0
 
 
 def test_annealing_runs_when_candidates_differ():
     jobs = [J(i, est) for i, est in enumerate([8, 3, 9, 1, 7, 2, 6, 4])]
-    res = plan.best_order(jobs, single_machine_cost(1), seed=0, iterations=60)
+    res = legacy.best_order(jobs, single_machine_cost(1), seed=0, iterations=60)
     assert res.annealed and res.t0 > 0 and res.evaluations == 60
 
 
 def test_ben_ameur_temperature():
     deltas = [10.0, 20.0, 40.0]
-    T = plan.ben_ameur_temperature(deltas, chi0=0.8)
+    T = legacy.ben_ameur_temperature(deltas, chi0=0.8)
     chi = sum(math.exp(-d / T) for d in deltas) / len(deltas)
     assert abs(chi - 0.8) < 1e-3
-    T1 = plan.ben_ameur_temperature([30.0], chi0=0.5)
+    T1 = legacy.ben_ameur_temperature([30.0], chi0=0.5)
     assert abs(T1 - 30.0 / math.log(2)) < 1e-6
-    assert plan.ben_ameur_temperature([0.0]) == 0.0
+    assert legacy.ben_ameur_temperature([0.0]) == 0.0
     with pytest.raises(ValueError):
-        plan.ben_ameur_temperature([1.0], chi0=1.0)
+        legacy.ben_ameur_temperature([1.0], chi0=1.0)
 
 
 def _queue_workload():

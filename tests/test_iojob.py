@@ -13,14 +13,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from iosched.bb import model as bb_model
-from iosched.bb import workload as bb_workload
-from iosched.dad import workload as dad_workload
+from iosched.experiments.bb import workload as bb_workload
+from iosched.experiments.dad import workload as dad_workload
 from iosched.dad.model import read_task
 from iosched.errors import InputError
-from iosched.listpack import workload as lp_workload
-from iosched.locality import workload as loc_workload
+from iosched.experiments.listpack import workload as lp_workload
+from iosched.experiments.locality import workload as loc_workload
 from iosched.locality.planner import LJob
-from iosched.pfsbw import workload as pfs_workload
+from iosched.experiments.pfsbw import workload as pfs_workload
 from iosched.sched import iojob
 from iosched.sched.iojob import (SCHEMA, BurstBuffer, Compute, InputFile, IOJob, Periodic, Writes, parse_io,
                                  read_io, to_json, validate)

@@ -10,8 +10,8 @@ from iosched.experiments.locality.replay import replay
 from iosched.experiments.locality.workload import from_swf, read_artifact, to_batsim
 from iosched.locality.cluster import Cluster, eviction_time, f32, load_time, score, transfer_seconds
 from iosched.locality.metrics import summarize
-from iosched.locality.planner import POLICIES, LJob, Planner, history_order
-from iosched.schedulers.locality import second
+from iosched.locality.planner import POLICIES, LJob, Planner
+from iosched.locality.policy import history_order, second
 
 
 def J(i, sub, delay, wall, cores, f, size, role=1):
@@ -543,21 +543,75 @@ def test_merge_rows_and_bench_statistics(tmp_path):
     assert st["100-999"]["per_decision_p99_s"] == pytest.approx(0.02)
 
 
-def test_holds_only_profile_release_and_overrun_semantics():
-    from procset import ProcSet
+class _Launcher:
+    """Records the core's decisions."""
 
-    from iosched.schedulers.locality import HoldsOnly
+    def __init__(self):
+        self.started, self.rejected, self.calls = [], [], []
 
-    p = HoldsOnly(ProcSet((0, 9)), {}, now=0.0)
-    h = p.reserve(5.0, 50.0, ProcSet(1, 2))
-    p.advance(10.0)
-    p.release(h, at=8.0)          # an end reported before now counts as now
-    assert h.end == 10.0
-    h2 = p.reserve(10.0, 20.0, ProcSet(3))
-    p.advance(30.0)
-    p.release(h2, at=30.0)        # already over (an overrun): unchanged
-    assert h2.end == 20.0
-    assert len(p.resources) == 10 and p.pool_totals == {}
+    def start(self, rec):
+        self.started.append(rec)
+
+    def reject(self, job, reason):
+        self.rejected.append((job.id, reason))
+
+    def call_me_later(self, t):
+        self.calls.append(t)
+
+
+def _locality_core(policy="fcfs"):
+    """The shared core as the locality launcher builds it, on 2 nodes x 2 cores."""
+    from iosched.sched.machine import Machine
+    from iosched.schedulers.locality import Locality
+
+    sched = Locality({"policy": policy, "bandwidth": 1e9})
+    s, launcher = sched.core, _Launcher()
+    s.launcher = launcher
+    sched.pol.clock = lambda: 10.0
+    s.begin(Machine([{"id": i, "name": f"c{i}", "properties": {"node": f"n{i // 2}"}} for i in range(4)]), 0.0)
+    return s, launcher
+
+
+def _batsim_job(i, cores, f=1, delay=10):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(id=f"w0!{i}", requested_resources=cores, requested_time=100.0, submit_time=0.0,
+                           json_dict={"file": f, "file_size": 0, "delay": delay, "role": 1, "seq": i})
+
+
+def test_locality_policy_runs_on_the_shared_core_with_its_holds_only_model():
+    """The locality launcher builds the shared core, with no subclass: the
+    policy keeps its own availability model (the planner's cluster), so
+    the core holds the started jobs' cores in its holds-only model
+    (``Scheduler(profile=HoldsOnly)``), which refuses a core given twice; a
+    job asking more cores than a node has is rejected at submission by the
+    placer, with its reason."""
+    from iosched.errors import ProfileError
+    from iosched.locality.policy import LocalityPolicy, OneNodePlacer
+    from iosched.sched.core import Scheduler
+    from iosched.sched.holds import HoldsOnly
+    from iosched.sched.placer import Allocation
+
+    s, launcher = _locality_core()
+    assert type(s) is Scheduler and isinstance(s.policy, LocalityPolicy)
+    assert isinstance(s.placer, OneNodePlacer) and isinstance(s.profile, HoldsOnly)
+    for i, cores in enumerate((2, 3, 2, 1)):
+        s.submit(_batsim_job(i, cores, delay=30 if i == 2 else 10))
+    assert launcher.rejected == [("w0!1", "requests 3 cores but a node has 2 (a locality job runs on one node)")]
+    assert s.rejections == {"w0!1": launcher.rejected[0][1]}
+    s.schedule(0.0)
+    started = {r.job.id: set(r.resources) for r in launcher.started}
+    assert set(started) == {"w0!0", "w0!2"}          # one node each; w0!3 waits for a core
+    assert started["w0!0"] | started["w0!2"] == {0, 1, 2, 3}
+    assert s.profile.free_count() == 0
+    waiting = s.waiting("w0!3")
+    with pytest.raises(ProfileError, match="already held"):    # a core given twice is refused
+        s.reserve(waiting, 0.0, Allocation([min(started["w0!0"])]))
+    s.end("w0!0", "COMPLETED_SUCCESSFULLY", 10.0)
+    s.schedule(10.0)                                 # the end re-plans: w0!3 starts on a freed core
+    assert [r.job.id for r in launcher.started][-1] == "w0!3"
+    assert set(launcher.started[-1].resources) <= started["w0!0"]
+    assert s.profile.free_count() == 1
 
 
 def _engine_vs_loop_jobs(seed):

@@ -6,11 +6,16 @@
   phase) and stage-out as SimGrid parallel tasks;
 * :mod:`iosched.bb.placement` -- compute-node and burst-buffer choice in the
   dragonfly, window queries on an :class:`~iosched.sched.profile.AvailabilityProfile`;
-* :mod:`iosched.bb.plan` -- plan-based scheduling with simulated annealing.
+* :mod:`iosched.bb.plan` -- plan-based scheduling with simulated annealing;
+* :mod:`iosched.bb.search` -- the order plan-alpha applies at each pass
+  (:class:`~iosched.bb.search.PlanOrder`: search state, evaluator choice);
+* :mod:`iosched.bb.compiled` -- the search's list scheduling in machine code (numba);
+* :mod:`iosched.bb.legacy` -- iosched's variants before issue 13
+  (``sjf-bb-head``, ``search: "iosched"``), kept selectable.
 
 Its workload and platform generators and its reproduction are in the experiment
 wing, :mod:`iosched.experiments.bb`.
 
-The scheduler itself is :mod:`iosched.schedulers.burstbuffer` (class ``Burstbuffer``).
+The launcher (options, Batsim side) is :mod:`iosched.schedulers.burstbuffer` (class ``Burstbuffer``).
 See ``docs/burst-buffers.md``.
 """

@@ -40,6 +40,10 @@ node or storage choices, or a timeline with other pools, use it).
 
 numba compiles the kernels at the first use in a process (a few seconds)
 and caches them next to this file (``__pycache__``) when it can write there.
+numba is an optional extra (``pip install 'iosched[fast]'``): without it
+this module still imports, :data:`AVAILABLE` is False, :func:`supports`
+is False, and the search uses the Python path
+(:class:`iosched.bb.search.PlanOrder` logs it once).
 """
 
 from __future__ import annotations
@@ -48,12 +52,24 @@ import functools
 import math
 
 import numpy as np
-from numba import njit
 
 from iosched.bb.placement import _layout
 from iosched.sched.timeline import Timeline
 
-__all__ = ["CompiledListPlan", "supports"]
+try:
+    from numba import njit
+    #: Whether numba is installed (the optional extra ``fast``); without it
+    #: :func:`supports` is False and :class:`CompiledListPlan` cannot be built.
+    AVAILABLE = True
+except ImportError:
+    AVAILABLE = False
+
+    def njit(*args, **kwargs):
+        """Stand-in for ``numba.njit`` when numba is missing: leaves the
+        kernel a Python function (never called: :func:`supports` is False)."""
+        return lambda f: f
+
+__all__ = ["CompiledListPlan", "supports", "AVAILABLE"]
 
 _M1 = np.uint64(0x5555555555555555)
 _M2 = np.uint64(0x3333333333333333)
@@ -328,7 +344,10 @@ def supports(placer, timeline: Timeline, jobs) -> bool:
     as ``placer`` would: a :class:`~iosched.bb.placement.BurstBufferPlacer`
     with the choices ``nodes="first"`` and ``storage="first"``, a timeline
     whose pools are exactly the burst-buffer pools (in the topology's
-    order) and positive burst-buffer requests."""
+    order) and positive burst-buffer requests; always False when numba is
+    not installed (:data:`AVAILABLE`)."""
+    if not AVAILABLE:
+        return False
     topo = getattr(placer, "topology", None)
     if topo is None or topo.nodes != "first" or topo.storage_choice != "first":
         return False
@@ -349,7 +368,8 @@ class CompiledListPlan:
         permutation of a sub-list of them), with ``request.nodes``,
         ``request.bb`` (bytes per node), ``estimate`` (s), ``subtime`` (s).
     :param alpha: cost exponent (:func:`~iosched.sched.listschedule.waiting_cost`).
-    :raises ValueError: if :func:`supports` is False for them.
+    :raises ValueError: if :func:`supports` is False for them (numba
+        missing, or other placer choices).
 
     Costs are returned minus ``base``: those of the jobs of the order only,
     summed from ``base`` as the ListPlan sums them (s ** alpha).
@@ -373,6 +393,8 @@ class CompiledListPlan:
         tl = lplan.tl
         placer = lplan.placer
         jobs = list(jobs)
+        if not AVAILABLE:
+            raise ValueError("CompiledListPlan: numba is not installed (pip install 'iosched[fast]')")
         if not supports(placer, tl, jobs):
             raise ValueError("CompiledListPlan: only nodes='first', storage='first' on burst-buffer pools")
         topo = placer.topology

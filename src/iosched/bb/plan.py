@@ -15,7 +15,8 @@ plan's score is ``sum_j (planned start_j - submit_j) ** alpha`` (waiting
 time in s). The scheduler starts the jobs planned to start now and re-plans
 at every scheduling pass.
 
-Two searches over orders (option ``search`` of the scheduler):
+Two searches over orders (option ``search`` of the scheduler,
+:class:`iosched.bb.search.PlanOrder` applies them):
 
 * :func:`artifact_order` (``"artifact"``, the default): the artifact's.
   Scores are rounded to integers (Python ``round``). A queue of at most 5
@@ -33,10 +34,10 @@ Two searches over orders (option ``search`` of the scheduler):
   option, off by default, so the same inputs give the same schedule. The
   random generator is one ``random.Random(seed)`` for the whole simulation
   (the artifact: ``seed(42)`` at start-up).
-* :func:`best_order` (``"iosched"``, iosched before issue 13): other
-  candidates (:func:`initial_orders`), Ben-Ameur's initial temperature,
-  cooling after every ``len(queue)`` moves, at most ``iterations``
-  evaluations, unrounded scores, a generator per pass.
+* :func:`iosched.bb.legacy.best_order` (``"iosched"``, iosched before
+  issue 13; a legacy variant): other candidates, Ben-Ameur's initial
+  temperature, cooling after every ``len(queue)`` moves, at most
+  ``iterations`` evaluations, unrounded scores, a generator per pass.
 
 The paper (Section 3.3) lists the candidates as: FCFS, processors ascending
 and descending, burst buffer per processor ascending and descending, ratio
@@ -52,63 +53,12 @@ import random
 import time
 from typing import Callable, Optional, Sequence
 
-__all__ = ["initial_orders", "ben_ameur_temperature", "best_order", "SearchResult",
-           "artifact_candidates", "artifact_order", "limit_until", "SEARCHES"]
-
-#: Order searches (option ``search``); the first is the default.
-SEARCHES = ("artifact", "iosched")
-
-
-def initial_orders(jobs: Sequence) -> list:
-    """The 9 candidate orders of ``jobs``.
-
-    :param jobs: :class:`~iosched.sched.job.Job` records with ``seq``
-        (arrival rank), ``estimate`` (s), ``nb_res`` (nodes, int) and
-        ``request.bb`` (bytes per node).
-    :returns: 9 lists (permutations of ``jobs``), ties in FCFS order.
-    """
-    fcfs = sorted(jobs, key=lambda w: w.seq)
-    keys = [
-        lambda w: w.estimate,
-        lambda w: -w.estimate,
-        lambda w: w.nb_res,
-        lambda w: -w.nb_res,
-        lambda w: w.nb_res * w.request.bb,
-        lambda w: -w.nb_res * w.request.bb,
-        lambda w: w.nb_res * w.estimate,
-        lambda w: -w.nb_res * w.estimate,
-    ]
-    return [fcfs] + [sorted(fcfs, key=lambda w, k=k: (k(w), w.seq)) for k in keys]
-
-
-def ben_ameur_temperature(deltas: Sequence[float], chi0: float = 0.8, p: float = 1.0,
-                          eps: float = 1e-4, max_iter: int = 200) -> float:
-    """Initial temperature for an acceptance probability ``chi0`` of the
-    given cost increases (Ben-Ameur 2004, "Computing the initial temperature
-    of simulated annealing", iterative formula
-    ``T <- T * (ln chi(T) / ln chi0) ** (1/p)`` with
-    ``chi(T) = mean(exp(-delta / T))`` for transitions from one state).
-
-    :param deltas: positive cost increases.
-    :returns: T (> 0); ``0.0`` if there is no positive delta.
-    :raises ValueError: if ``chi0`` is not in (0, 1).
-    """
-    if not 0 < chi0 < 1:
-        raise ValueError(f"chi0={chi0} must be in (0, 1)")
-    d = [float(x) for x in deltas if x > 0]
-    if not d:
-        return 0.0
-    T = -(sum(d) / len(d)) / math.log(chi0)
-    for _ in range(max_iter):
-        chi = sum(math.exp(-x / T) for x in d) / len(d)
-        if abs(chi - chi0) < eps or chi <= 0:
-            break
-        T = T * (math.log(chi) / math.log(chi0)) ** (1.0 / p)
-    return T
+__all__ = ["SearchResult", "artifact_candidates", "artifact_order", "limit_until"]
 
 
 class SearchResult:
-    """Outcome of :func:`best_order`: ``order`` (list), ``cost`` (float),
+    """Outcome of a search (:func:`artifact_order`,
+    :func:`iosched.bb.legacy.best_order`): ``order`` (list), ``cost`` (float),
     ``evaluations`` (int), ``exhaustive`` (bool), ``annealed`` (bool),
     ``t0`` (initial temperature, 0 if no annealing)."""
 
@@ -117,65 +67,6 @@ class SearchResult:
     def __init__(self, order, cost, evaluations, exhaustive, annealed, t0):
         self.order, self.cost, self.evaluations = order, cost, evaluations
         self.exhaustive, self.annealed, self.t0 = exhaustive, annealed, t0
-
-
-def best_order(jobs: Sequence, cost: Callable[[list], float], *, seed=0, key="",
-               exhaustive_max: int = 5, iterations: int = 200, chi0: float = 0.8,
-               cooling: float = 0.9) -> SearchResult:
-    """Search an order of ``jobs`` minimising ``cost(order)``.
-
-    :param jobs: see :func:`initial_orders`.
-    :param cost: order -> plan cost (e.g. sum of waiting ** alpha).
-    :param seed: user seed; ``key`` distinguishes passes (e.g. the time).
-    :returns: a :class:`SearchResult`; with an empty queue the order is empty.
-    """
-    jobs = list(jobs)
-    if not jobs:
-        return SearchResult([], 0.0, 0, True, False, 0.0)
-    if len(jobs) <= exhaustive_max:
-        fcfs = sorted(jobs, key=lambda w: w.seq)
-        best, best_c, n = None, math.inf, 0
-        for perm in itertools.permutations(fcfs):
-            c = cost(list(perm))
-            n += 1
-            if c < best_c:
-                best, best_c = list(perm), c
-        return SearchResult(best, best_c, n, True, False, 0.0)
-    cands = initial_orders(jobs)
-    seen, scored = set(), []
-    for c in cands:
-        sig = tuple(id(w) for w in c)
-        if sig in seen:
-            continue
-        seen.add(sig)
-        scored.append((cost(c), len(scored), c))
-    n = len(scored)
-    best_c, _, best = min(scored, key=lambda x: (x[0], x[1]))
-    worst_c = max(s[0] for s in scored)
-    if worst_c == best_c:
-        return SearchResult(list(best), best_c, n, False, False, 0.0)
-    T = ben_ameur_temperature([s[0] - best_c for s in scored if s[0] > best_c], chi0)
-    t0 = T
-    rng = random.Random(f"{seed}:{key}")
-    cur, cur_c = list(best), best_c
-    best = list(best)
-    L = len(jobs)
-    moves = 0
-    while n < iterations and T > 0:
-        i, j = rng.sample(range(L), 2)
-        nb = list(cur)
-        nb[i], nb[j] = nb[j], nb[i]
-        c = cost(nb)
-        n += 1
-        delta = c - cur_c
-        if delta <= 0 or rng.random() < math.exp(-delta / T):
-            cur, cur_c = nb, c
-            if c < best_c:
-                best, best_c = list(nb), c
-        moves += 1
-        if moves % L == 0:
-            T *= cooling
-    return SearchResult(best, best_c, n, False, True, t0)
 
 
 def artifact_candidates(jobs: Sequence) -> list:

@@ -25,6 +25,13 @@ their artifact (userccgrid/Locality-aware-batch-scheduling, ``src/``):
 * memory capacity is never a limit (the artifact never evicts; the
   eviction penalty is only a score term).
 
+This is the planner's scheduler-side model (the artifact's core-time
+matrix and node memories), kept by :class:`iosched.locality.policy.LocalityPolicy`
+beside the shared core's :class:`~iosched.sched.profile.AvailabilityProfile`:
+the planner's decisions read its integer per-core available times and file
+copies, which the profile does not model; the profile holds the cores of
+the started jobs, as for every family.
+
 Scores are computed with the artifact's C float (IEEE binary32) arithmetic
 and truncated to int, because its tie-breaks depend on it (times are about
 6e6 s on the Uppmax day, where binary32 steps are 0.5 s): see

@@ -40,7 +40,7 @@ import numpy as np
 from iosched.errors import InputError
 from iosched.locality.cluster import Cluster, eviction_time, f32, load_time
 
-__all__ = ["POLICIES", "Planner", "LJob", "history_order"]
+__all__ = ["POLICIES", "Planner", "LJob"]
 
 #: The paper's policy names.
 POLICIES = ("fcfs", "eft", "lea", "leo", "lem", "fcfs-bf", "eft-bf", "lea-bf", "leo-bf", "lem-bf")
@@ -481,19 +481,3 @@ class Planner:
         # (the artifact records no planning interval for a job placed here)
         j.start, j.node, j.cores_used, j.planned_load = t, node, from_hole, load
         return True, busy_t + j.cores
-
-
-def history_order(jobs: list) -> list:
-    """History jobs in the artifact's order (``insert_job_in_sorted_list``
-    on ``start_time_from_history``: a job goes before the head when its key
-    is <= the head's, else after the last job whose key is <= its own)."""
-    out: list = []
-    for j in jobs:
-        if not out or out[0].hist_start >= j.hist_start:
-            out.insert(0, j)
-            continue
-        i = 0
-        while i + 1 < len(out) and out[i + 1].hist_start <= j.hist_start:
-            i += 1
-        out.insert(i + 1, j)
-    return out

@@ -6,11 +6,13 @@ translates Batsim's events into calls of this class and its decisions back
 into Batsim's):
 
 * the waiting queue, sorted by an *order* (:mod:`iosched.sched.orders`);
-* an :class:`~iosched.sched.profile.AvailabilityProfile` over the compute
-  resources (storage resources excluded) plus scalar pools (fixed ones given
-  to the constructor, and the placer's, e.g. burst-buffer bytes per storage
-  node), holding one reservation per running job on ``[start, start +
-  estimate)`` -- the requested walltime is the runtime estimate, a job
+* an :class:`~iosched.sched.profile.AvailabilityProfile` (or, for a
+  policy that keeps its own availability model, the holds-only
+  :class:`~iosched.sched.holds.HoldsOnly`: constructor argument
+  ``profile``) over the compute resources (storage resources excluded)
+  plus scalar pools (fixed ones given to the constructor, and the
+  placer's, e.g. burst-buffer bytes per storage node), holding one
+  reservation per running job on ``[start, start + estimate)`` -- the requested walltime is the runtime estimate, a job
   without walltime holds its resources until it completes;
 * rejection of the jobs that can never run (:meth:`Placer.rejection_reason
   <iosched.sched.placer.Placer.rejection_reason>`, or a job whose fields the
@@ -85,6 +87,16 @@ class Scheduler:
     :param pools_needed: ``pools_needed(batsim_job) -> dict`` fixed pool
         demand of a job, added to what ``read_job`` returns.
     :param name: used in log messages.
+    :param profile: the class (or factory) of the availability model,
+        called as ``profile(machine.compute, pools, now=now)`` at
+        :meth:`begin`; default
+        :class:`~iosched.sched.profile.AvailabilityProfile`. A policy that
+        keeps its own availability model and never queries the core's
+        (``fit_now``, ``earliest``, the placer's ``fit_at``/``earliest``)
+        may pass :class:`~iosched.sched.holds.HoldsOnly`: what is held now
+        only, so a resource given twice is still refused, at a fraction of
+        the cost on machines of many scattered resources (the locality
+        family: :mod:`iosched.locality.policy`).
 
     Public state (read it, do not modify it): :attr:`machine`,
     :attr:`profile` (None before :meth:`begin`), :attr:`compute` (ProcSet),
@@ -95,7 +107,8 @@ class Scheduler:
 
     def __init__(self, policy, placer: Optional[Placer] = None, order: Callable = fcfs, *,
                  launcher=None, read_job: Callable = plain_job, pools=None,
-                 pools_needed: Optional[Callable] = None, name: str = "Scheduler"):
+                 pools_needed: Optional[Callable] = None, name: str = "Scheduler",
+                 profile: Callable = AvailabilityProfile):
         self.policy = policy
         self.placer = placer if placer is not None else FirstFit()
         self.order = order
@@ -104,6 +117,7 @@ class Scheduler:
         self.pools_needed = pools_needed
         self._pools = pools
         self.name = name
+        self._make_profile = profile
         self.logger = logging.getLogger(f"iosched.sched.{name}")
         self.machine: Optional[Machine] = None
         self.profile: Optional[AvailabilityProfile] = None
@@ -153,14 +167,15 @@ class Scheduler:
 
     # ----------------------------------------------------------- events
     def begin(self, machine: Machine, now: float) -> None:
-        """SIMULATION_BEGINS: build the profile over ``machine.compute`` with
-        the fixed pools and the placer's (``placer.begin(machine)``)."""
+        """SIMULATION_BEGINS: build the profile (the ``profile`` argument of
+        the constructor) over ``machine.compute`` with the fixed pools and
+        the placer's (``placer.begin(machine)``)."""
         self.machine = machine
         pools = self._pools(machine) if callable(self._pools) else dict(self._pools or {})
         begin = getattr(self.placer, "begin", None)
         if begin is not None:
             pools.update(begin(machine) or {})
-        self.profile = AvailabilityProfile(machine.compute, pools, now=now)
+        self.profile = self._make_profile(machine.compute, pools, now=now)
 
     def submit(self, batsim_job) -> Optional[Job]:
         """JOB_SUBMITTED: queue the job, or reject it if it can never run.

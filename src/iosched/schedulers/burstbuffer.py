@@ -20,8 +20,8 @@ choices (docs/burst-buffers.md, "Artifact semantics and options"):
   job that does not fit), ``plan-1``, ``plan-2``, ``plan-3`` (plan-based
   with simulated annealing, alpha = 1, 2, 3). Aliases with the prefix
   ``bb-`` are accepted (``bb-fcfs``...);
-* plan-based only: ``search`` (``"artifact"``, default, or ``"iosched"``:
-  :mod:`iosched.bb.plan`), ``reservation_depth`` (int, default 1 as the
+* plan-based only (:class:`iosched.bb.search.PlanOrder`): ``search``
+  (``"artifact"``, default, or the legacy ``"iosched"``: :mod:`iosched.bb.legacy`), ``reservation_depth`` (int, default 1 as the
   artifact's 1,000-job setup; its 16-part setup uses 0): the first jobs of
   the queue that are placed in FCFS order before the others are ordered,
   ``seed`` (int, default 0: the simulation's random generator),
@@ -62,11 +62,14 @@ Each policy is order x policy x placer on the shared core
 :class:`~iosched.bb.placement.BurstBufferPlacer`; ``fcfs-easy`` reserves the
 head job's nodes with :class:`~iosched.bb.placement.NodesOnlyPlacer`; the
 plan-based policies list-schedule (:mod:`iosched.sched.listschedule`) the
-order found by :func:`iosched.bb.plan.artifact_order` (or
-:func:`~iosched.bb.plan.best_order`). This file keeps the options and the
-Batsim side: each started job runs as one dynamic job per phase
-(:func:`iosched.bb.model.phase_jobs`), by the core's executor
-(:mod:`iosched.sched.executor`, walltime rule ``DEADLINE``).
+order chosen by :class:`iosched.bb.search.PlanOrder`
+(:func:`iosched.bb.plan.artifact_order`, or the legacy
+:func:`iosched.bb.legacy.best_order`); ``sjf-bb-head`` is
+:func:`iosched.bb.legacy.sjf_bb_head`. This file binds the options and keeps
+the Batsim side: each started job runs as one dynamic job per phase
+(:func:`iosched.bb.model.phase_jobs`).
+Each started job is run by the core's executor (:mod:`iosched.sched.executor`,
+walltime rule ``DEADLINE``).
 
 Sources: paper Sections 3-4; artifact ``burstbuffer/alloc_only.py``,
 ``io_aware.py``, ``scheduler_options.json``.
@@ -76,13 +79,13 @@ from __future__ import annotations
 
 import json
 import math
-import random
-import time
 
 from procset import ProcSet
 
-from iosched.bb import compiled, model, plan
+from iosched.bb import model
+from iosched.bb.legacy import LEGACY_POLICIES, sjf_bb_head
 from iosched.bb.placement import NODE_CHOICES, STORAGE_CHOICES, BurstBufferPlacer, NodesOnlyPlacer
+from iosched.bb.search import EVALUATORS, SEARCHES, PlanOrder
 from iosched.checks import option_number
 from iosched.errors import InputError
 from iosched.sched.adapter import PybatsimScheduler
@@ -120,10 +123,6 @@ OPTIONS = {
 #: engine only: the real Batsim 4.2.1 crashes on composed dynamic profiles).
 ENCODINGS = ("phases", "composed")
 
-#: Evaluators of the artifact search's orders (option ``evaluator``): the
-#: first is the default; both give the same schedule.
-EVALUATORS = ("compiled", "python")
-
 INF = float("inf")
 
 
@@ -133,10 +132,10 @@ INF = float("inf")
 #: artifact rounds; ``{"bb_capacity": 39.37e9}`` selects it.
 DEFAULT_BB_CAPACITY = 40e9
 
-#: The paper's policies, plus ``sjf-bb-head`` (iosched before issue 13: the
-#: whole queue sorted by walltime, so the reservation goes to the shortest
-#: waiting job that does not fit).
-POLICIES = ("fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "sjf-bb-head", "plan-1",
+#: The paper's policies, plus the legacy ``sjf-bb-head`` (iosched before
+#: issue 13: the whole queue sorted by walltime, so the reservation goes to
+#: the shortest waiting job that does not fit; :mod:`iosched.bb.legacy`).
+POLICIES = ("fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", *LEGACY_POLICIES, "plan-1",
             "plan-2", "plan-3")
 
 
@@ -177,24 +176,17 @@ class Burstbuffer(PybatsimScheduler):
         if pol not in POLICIES:
             raise InputError(f"policy={pol!r} is unknown; expected one of {', '.join(POLICIES)}")
         self.policy = pol
-        self.seed = option_number(opts, "seed", 0, integer=True, minimum=0)
-        self.alpha = option_number(opts, "alpha", int(pol[-1]) if pol.startswith("plan-") else 1,
-                                   minimum=0, exclusive_minimum=True)
-        self.search = str(opts.get("search", plan.SEARCHES[0]))
-        if self.search not in plan.SEARCHES:
-            raise InputError(f"search={self.search!r} is unknown; expected one of "
-                             f"{', '.join(plan.SEARCHES)}")
-        self.evaluator = str(opts.get("evaluator", EVALUATORS[0]))
-        if self.evaluator not in EVALUATORS:
-            raise InputError(f"evaluator={self.evaluator!r} is unknown; expected one of "
-                             f"{', '.join(EVALUATORS)}")
-        self.depth = option_number(opts, "reservation_depth", 1, integer=True, minimum=0)
-        self.time_limit = option_number(opts, "time_limit", 0, minimum=0)
-        self.rng = random.Random(self.seed)
-        self.iterations = option_number(opts, "iterations", 200, integer=True, minimum=0)
-        self.chi0 = option_number(opts, "chi0", 0.8, minimum=0, maximum=1, exclusive_minimum=True)
-        self.cooling = option_number(opts, "cooling", 0.9, minimum=0, maximum=1,
-                                     exclusive_minimum=True)
+        alpha = option_number(opts, "alpha", int(pol[-1]) if pol.startswith("plan-") else 1,
+                              minimum=0, exclusive_minimum=True)
+        search_opts = dict(
+            search=str(opts.get("search", SEARCHES[0])),
+            evaluator=str(opts.get("evaluator", EVALUATORS[0])),
+            depth=option_number(opts, "reservation_depth", 1, integer=True, minimum=0),
+            time_limit=option_number(opts, "time_limit", 0, minimum=0),
+            seed=option_number(opts, "seed", 0, integer=True, minimum=0),
+            iterations=option_number(opts, "iterations", 200, integer=True, minimum=0),
+            chi0=option_number(opts, "chi0", 0.8, minimum=0, maximum=1, exclusive_minimum=True),
+            cooling=option_number(opts, "cooling", 0.9, minimum=0, maximum=1, exclusive_minimum=True))
         self.capacity = option_number(opts, "bb_capacity", DEFAULT_BB_CAPACITY, minimum=0,
                                       exclusive_minimum=True)
         self.period = option_number(opts, "period", 0, minimum=0) if opts.get("period") else 0.0
@@ -206,18 +198,29 @@ class Burstbuffer(PybatsimScheduler):
         if self.encoding not in ENCODINGS:
             raise InputError(f"encoding={self.encoding!r} is unknown; expected one of {', '.join(ENCODINGS)}")
         self.started: list = []
-        self.searches: list = []
         self._calls: set = set()
-        policy = {
-            "fcfs": Fcfs(),
-            "fcfs-easy": Easy(reserve_with=NodesOnlyPlacer(self.placer)),
-            "filler": Filler(),
-            "fcfs-bb": Easy(),
-            "sjf-bb": Easy(backfill_order=sjf),
-            "sjf-bb-head": Easy(),
-        }.get(pol) or ListSchedule(self._plan_order, waiting_cost(self.alpha))
-        return Scheduler(policy, self.placer, sjf if pol == "sjf-bb-head" else fcfs,
-                         read_job=read_bb_job, name="Burstbuffer")
+        # the search's options are checked for every policy, as before
+        self.plan_order = PlanOrder(self.placer, alpha, **search_opts)
+        order = fcfs
+        if pol.startswith("plan-"):
+            policy = ListSchedule(self.plan_order, waiting_cost(alpha))
+        elif pol in LEGACY_POLICIES:
+            policy, order = sjf_bb_head()
+        else:
+            policy = {
+                "fcfs": Fcfs(),
+                "fcfs-easy": Easy(reserve_with=NodesOnlyPlacer(self.placer)),
+                "filler": Filler(),
+                "fcfs-bb": Easy(),
+                "sjf-bb": Easy(backfill_order=sjf),
+            }[pol]
+        return Scheduler(policy, self.placer, order, read_job=read_bb_job, name="Burstbuffer")
+
+    @property
+    def searches(self) -> list:
+        """Summaries of the plan searches, one per plan-based pass
+        (:attr:`iosched.bb.search.PlanOrder.searches`)."""
+        return self.plan_order.searches
 
     @property
     def topology(self):
@@ -264,94 +267,3 @@ class Burstbuffer(PybatsimScheduler):
                 json.dump({"policy": self.policy, "passes": self.core.passes,
                            "searches": [{k: v for k, v in r.items() if k != "order"}
                                         for r in self.searches]}, f)
-
-    # -------------------------------------------------------- plan-based
-    def _plan_order(self, s, lplan, jobs, now):
-        """The order plan-alpha applies (option ``search``), or None (no
-        search, nothing starts)."""
-        if self.search == "artifact":
-            return self._artifact_plan_order(s, lplan, jobs, now)
-        return self._iosched_plan_order(s, lplan, jobs, now)
-
-    def _artifact_plan_order(self, s, lplan, jobs, now):
-        """The artifact's ``plan_schedule``: the first ``reservation_depth``
-        jobs of the queue (FCFS) are placed first, in queue order (those
-        that fit now start, the others get reservations at their earliest
-        start); the order of the other jobs is searched with
-        :func:`iosched.bb.plan.artifact_order` over the plan left by those
-        reservations, unless there is at most one of them or none of them
-        fits now (then the prefix alone is applied). Returns the order to
-        apply; with the compiled evaluator it ends at the last job planned
-        to start now (the jobs after it would start later: :class:`ListSchedule`
-        would not start them, and they do not change the placements before
-        them)."""
-        t0 = time.perf_counter()
-        queue = sorted(jobs, key=lambda j: j.seq)
-        prefix, rest = queue[:self.depth], queue[self.depth:]
-        rec = {"time": now, "queue": len(queue)}
-        if len(rest) <= 1:
-            rec.update(skipped=True, evaluations=0, seconds=time.perf_counter() - t0)
-            self.searches.append(rec)
-            return prefix + rest
-        base = lplan.evaluate(prefix)
-        fits = False
-        for j in rest:
-            lplan.evaluate(prefix + [j])
-            if lplan.out[-1][2] is not None and lplan.out[-1][1] <= now:
-                fits = True
-                break
-        if not fits:
-            rec.update(skipped=True, evaluations=0, seconds=time.perf_counter() - t0)
-            self.searches.append(rec)
-            return prefix
-        cplan = None
-        if self.evaluator == "compiled" and compiled.supports(self.placer, lplan.tl, rest):
-            lplan.evaluate(prefix)      # the search starts from the prefix's plan
-            cplan = compiled.CompiledListPlan(lplan, rest, self.alpha)
-            cost, until, keep = cplan.evaluate, cplan.evaluate_until, None
-        else:
-            cost = lambda o: lplan.evaluate(prefix + o) - base   # noqa: E731
-            until = plan.limit_until(lambda o, stop: lplan.evaluate_until(prefix + o, stop), base)
-            keep = lplan.keep
-        res = plan.artifact_order(rest, cost, self.rng, time_limit=self.time_limit or None,
-                                  cost_until=until, keep=keep)
-        order = prefix + res.order
-        applied = order
-        if cplan is not None:
-            # Only the jobs planned to start now are applied (ListSchedule); the
-            # compiled plan gives every start, so the plan is made in Python only
-            # up to the last job that starts now (list scheduling places each
-            # job given those before it only: the same placements).
-            starts = cplan.starts(res.order)
-            m = max((k + 1 for k, t in enumerate(starts) if t <= now), default=0)
-            applied = prefix + res.order[:m]
-        lplan.evaluate(applied)  # leaves that plan on the timeline
-        rec.update(skipped=False, cost=res.cost, evaluations=res.evaluations,
-                   exhaustive=res.exhaustive, annealed=res.annealed, t0=res.t0,
-                   placements=lplan.placements, reused=lplan.reused, order=[j.id for j in order],
-                   seconds=time.perf_counter() - t0)
-        self.searches.append(rec)
-        return applied
-
-    def _iosched_plan_order(self, s, lplan, jobs, now):
-        """iosched's search before issue 13: the best order found by
-        :func:`iosched.bb.plan.best_order`, or None (no search) when no job
-        fits now -- planning only takes capacity away, so no plan could
-        start a job now; the decisions are those of a full search."""
-        t0 = time.perf_counter()
-        queue = sorted(jobs, key=lambda j: j.seq)
-        rec = {"time": now, "queue": len(queue)}
-        if not any(s.fit_now(j, now) for j in queue):
-            rec.update(skipped=True, evaluations=0, seconds=time.perf_counter() - t0)
-            self.searches.append(rec)
-            return None
-        res = plan.best_order(queue, lplan.evaluate, seed=self.seed,
-                              key=f"{s.passes}:{now!r}", iterations=self.iterations,
-                              chi0=self.chi0, cooling=self.cooling)
-        lplan.evaluate(res.order)  # leaves the plan of the chosen order on the timeline
-        rec.update(skipped=False, cost=res.cost, evaluations=res.evaluations,
-                   exhaustive=res.exhaustive, annealed=res.annealed, t0=res.t0,
-                   placements=lplan.placements, order=[j.id for j in res.order],
-                   seconds=time.perf_counter() - t0)
-        self.searches.append(rec)
-        return res.order

@@ -3,11 +3,14 @@
 The ten policies of :mod:`iosched.locality.planner` (``policy`` option:
 fcfs, eft, lea, leo, lem and their -bf variants; ``W`` 500, ``E`` 1,
 ``threshold`` 80, ``cache_rule`` artifact|paper, ``leo_rule``
-artifact|paper) run as a policy of the shared core
-(:class:`iosched.sched.core.Scheduler`), with the artifact's passes: a full
-re-plan when a job ended, else the new jobs only after the existing plan
-(:mod:`iosched.experiments.locality.replay` documents the loop). Planning time is the
-engine's time rounded down to the second, as the artifact's integer clock.
+artifact|paper) run as :class:`iosched.locality.policy.LocalityPolicy` on
+the shared core (:class:`iosched.sched.core.Scheduler`, with
+:class:`~iosched.locality.policy.OneNodePlacer`,
+:func:`~iosched.locality.policy.file_order` and the holds-only availability
+model :data:`~iosched.locality.policy.PROFILE`): a full re-plan when a job
+ended, else the new jobs only after the existing plan
+(:mod:`iosched.experiments.locality.replay` documents the loop). This file binds the
+options and runs the started jobs on Batsim.
 
 A workload job (extra fields ``file``, ``file_size`` in bytes, ``role``,
 ``history_node``, ``history_start``; see
@@ -28,7 +31,8 @@ The core's executor (:mod:`iosched.sched.executor`, walltime rule
 
 The static workload job is rejected (its dynamic jobs replace it), as the
 burst-buffer family does. The engine run keeps the artifact's integer clock
-(:func:`second`, :meth:`LocalityPolicy._ends_pending`; a platform whose
+(:func:`~iosched.locality.policy.second`,
+:meth:`~iosched.locality.policy.LocalityPolicy._ends_pending`; a platform whose
 master route has no latency, :func:`iosched.experiments.platforms.locality_xml`), so it gives
 the artifact loop's schedule (tested in ``tests/test_locality.py``). Option ``out``: a CSV of the evaluated jobs and a
 summary JSON written at the end (:mod:`iosched.locality.metrics`), plus
@@ -39,7 +43,6 @@ evaluated job ended; s; these vary from run to run).
 
 from __future__ import annotations
 
-import heapq
 import json
 import math
 import time
@@ -49,37 +52,21 @@ from procset import ProcSet
 from iosched.batsim.jobs import walltime_seconds
 from iosched.checks import option_number
 from iosched.errors import InputError
-from iosched.locality.cluster import CACHE_RULES, Cluster
+from iosched.locality.cluster import CACHE_RULES
 from iosched.locality.metrics import summarize, write_jobs
-from iosched.locality.planner import POLICIES, LJob, Planner, history_order
+from iosched.locality.planner import POLICIES, LJob, Planner
+from iosched.locality.policy import GB, PROFILE, LocalityPolicy, OneNodePlacer, file_order
 from iosched.sched.adapter import PybatsimScheduler
 from iosched.sched.core import Scheduler
 from iosched.sched.executor import LEFT, At, Phase, Plan
 from iosched.sched.iojob import read_io
-from iosched.sched.placer import Allocation
 
-__all__ = ["Locality", "LocalityPolicy", "LocalityCore", "HoldsOnly", "read_locality_job"]
+__all__ = ["Locality", "read_locality_job"]
 
 #: Phase indices of a job's dynamic jobs (:mod:`iosched.batsim.dynamic`):
 #: phase 0 ``bb!J:0`` loads the input file, phase 1 ``bb!J:1`` computes;
 #: the metrics merge both into ``w0!J``.
 LOAD_PHASE, COMPUTE_PHASE = 0, 1
-GB = 1e9
-#: How long (s) a pass waits for the ends the model expects in its second
-#: (:meth:`LocalityPolicy._ends_pending`).
-END_WINDOW = 0.01
-#: Engine times within this many seconds below a whole second count as
-#: that second (:func:`second`).
-TIME_TOLERANCE = 1e-3
-
-
-def second(now: float) -> int:
-    """The artifact's integer clock for the engine time ``now`` (s): ``now``
-    rounded down, counting a time up to :data:`TIME_TOLERANCE` below a whole
-    second as that second (SimGrid ends a load of ``size / bandwidth`` s a
-    few microseconds early or late; the artifact's loads take exactly that
-    many whole seconds)."""
-    return int(math.floor(now + TIME_TOLERANCE))
 
 
 #: The largest finite float32 (the planner's sizes, GB, are float32).
@@ -144,245 +131,6 @@ def read_locality_job(batsim_job) -> tuple:
     return int(batsim_job.requested_resources), float(lj.walltime), {}, (lj, prof)
 
 
-def file_order(job) -> tuple:
-    """Queue order: the job's rank in the input file (workload field
-    ``seq``; the artifact's list order), then arrival."""
-    return (job.request[0].seq, job.seq)
-
-
-class LocalityPolicy:
-    """The artifact's passes on the core (see module doc).
-
-    :param make_planner: ``make_planner(cluster) ->``
-        :class:`~iosched.locality.planner.Planner`; the
-        :class:`~iosched.locality.cluster.Cluster` is built at the first pass
-        from the core's machine (nodes of the platform's ``node`` property,
-        cores per node, ``memory`` in bytes).
-    :raises InputError: a platform without compute node.
-
-    Attributes set by the scheduler: ``cache_rule``, ``bandwidth`` (GB/s),
-    ``clock`` (callable giving the engine time, s).
-    """
-
-    def __init__(self, make_planner):
-        self.make_planner = make_planner
-        self.planner = None
-        self.seen: set = set()
-        self.ended = False
-        self.version = 0
-        self.index: dict = {}     # resource id -> (node index, core index)
-        self.rids: list = []      # node index -> list of resource ids by core index
-        self.hist_q: list = []    # waiting history jobs (core jobs), in history order
-        self.plan_wall = self.plan_cpu = 0.0   # time in planning passes (s, wall and CPU)
-        self.passes = 0
-        self.cache_rule, self.bandwidth, self.clock = "artifact", 0.1, (lambda: 0.0)
-        self.ends: list = []      # heap of (planned end = start + walltime, job id)
-        self.expect: dict = {}    # second -> running jobs the model expects to end then
-
-    def on_job_end(self, s, running, early) -> None:
-        """A job ended: its cores and file leave the cluster model."""
-        lj = running.job.request[0]
-        t = second(self.clock())
-        self.planner.c.end(lj.node, lj.cores_used, lj.file, t)
-        self.ended = True
-        self._expected(lj.expected_end, -1)
-
-    def _expected(self, second: int, n: int) -> None:
-        left = self.expect.get(second, 0) + n
-        if left:
-            self.expect[second] = left
-        else:
-            self.expect.pop(second, None)
-
-    def _ends_pending(self, s, now: float, t: int) -> bool:
-        """Whether a job the model expects to end in second ``t`` has not
-        been reported yet while ``now`` is within :data:`END_WINDOW` of
-        ``t``: the artifact ends every job of a second before it starts or
-        plans any (``main.c``), while the engine reports the ends of one
-        second in several messages, microseconds apart (SimGrid's
-        transfer times are not exact). The pass then waits for them, at most
-        until ``t + END_WINDOW`` (a REQUESTED_CALL), where it runs anyway (a
-        job slowed by contention under ``shared-pfs`` ends later than the
-        model expects)."""
-        if self.expect.get(t, 0) <= 0 or now >= t + END_WINDOW - 1e-9:
-            return False
-        s.wake_up_at(t + END_WINDOW, now)
-        return True
-
-    def _build(self, s):
-        nodes = s.machine.nodes
-        if not nodes:
-            raise InputError("locality: the platform has no compute node")
-        m = nodes[0].cores
-        self.rids = [list(n.resources) for n in nodes]
-        mem = nodes[0].memory / GB if nodes[0].memory else 128.0
-        self.planner = self.make_planner(Cluster(len(nodes), m, self.bandwidth, mem, cache_rule=self.cache_rule))
-
-    def _in_order(self, s) -> list:
-        """The waiting jobs in the artifact's queue order: the history jobs
-        not started yet in :func:`~iosched.locality.planner.history_order`,
-        then the others in file order (the core's queue order)."""
-        q = s.queue
-        if not self.hist_q:
-            return q
-        waiting = {j.id for j in q if j.request[0].role == -2}
-        self.hist_q = [j for j in self.hist_q if j.id in waiting]
-        return self.hist_q + [j for j in q if j.request[0].role != -2]
-
-    def _start_due(self, s, now, t) -> None:
-        c = self.planner.c
-        for j in self._in_order(s):
-            lj = j.request[0]
-            if lj.start == t:
-                if any(lj.node.running_end[k] is not None for k in lj.cores_used):
-                    # planned after a job killed at its walltime at this second, which
-                    # Batsim reports a few ms later: the end triggers a re-plan
-                    continue
-                res = [self.rids[lj.node.index][k] for k in lj.cores_used]
-                lj.transfer, lj.waiting = c.start(lj.node, lj.cores_used, lj.file, lj.size, t, t + lj.walltime)
-                over = lj.waiting if lj.transfer == 0 else lj.transfer
-                lj.expected_end = t + min(lj.delay + over, lj.walltime)   # the artifact's end (replay)
-                self._expected(lj.expected_end, 1)
-                s.start(j, now, Allocation(ProcSet(*res)))
-                heapq.heappush(self.ends, (t + lj.walltime, j.id))
-
-    def _hold_overruns(self, s, t) -> None:
-        """A job killed at its walltime ends a few ms after ``start +
-        walltime`` on the engine (the artifact ends it at that second): until
-        Batsim reports its end, its cores stay busy one more second."""
-        c = self.planner.c
-        while self.ends and self.ends[0][0] <= t:
-            _, jid = heapq.heappop(self.ends)
-            rec = s.running.get(jid)
-            if rec is None:
-                continue
-            lj = rec.job.request[0]
-            node = lj.node
-            for k in lj.cores_used:
-                node.running_end[k] = t + 1
-                if node.avail[k] < t + 1:
-                    node.avail[k] = t + 1
-            c.dirty.add(node.index)
-            node.resort()
-            heapq.heappush(self.ends, (t + 1, jid))
-
-    def _timed(self, w0: float, c0: float) -> None:
-        self.plan_wall += time.perf_counter() - w0
-        self.plan_cpu += time.process_time() - c0
-        self.passes += 1
-
-    def schedule(self, s, now: float) -> None:
-        """One pass at ``now`` (s): history jobs on their nodes (first pass),
-        jobs planned at this second start, then a full re-plan if a job
-        ended or a plan of the new jobs, then the jobs planned now start."""
-        if self.planner is None:
-            self._build(s)
-        p, c = self.planner, self.planner.c
-        t = second(now)
-        if self._ends_pending(s, now, t):
-            return
-        new = [j for j in s.queue if j.id not in self.seen]
-        for j in new:
-            self.seen.add(j.id)
-        hist_new = [j.request[0] for j in new if j.request[0].role == -2]
-        if hist_new:
-            # history jobs (submitted at day 0) start on their historical node, in the
-            # artifact's order; the pass at SIMULATION_BEGINS (t = 0) has no job yet
-            by_id = {j.id: j for j in new}
-            ordered = history_order(hist_new)
-            self.hist_q += [by_id[lj.id] for lj in ordered]
-            for lj in ordered:
-                since = t - lj.hist_start
-                lj.delay = max(1, lj.delay - since)
-                lj.walltime = max(1, lj.walltime - since)
-                node = c.nodes[(lj.hist_node - 1) % len(c.nodes)]
-                eat = max(node.eat(lj.cores), t)
-                ids, _ = c.place(node, eat, lj.walltime, lj.cores, t)
-                lj.start, lj.node, lj.cores_used = eat, node, ids
-            new = [j for j in new if j.request[0].role != -2]
-        self._hold_overruns(s, t)
-        self._start_due(s, now, t)
-        if self.ended and len(s):
-            w0, c0 = time.perf_counter(), time.process_time()
-            p.reset(t)
-            p.plan([j.request[0] for j in self._in_order(s)], t)
-            self._timed(w0, c0)
-        elif new:
-            w0, c0 = time.perf_counter(), time.process_time()
-            p.plan([j.request[0] for j in new], t)
-            self._timed(w0, c0)
-        self.ended = False
-        self._start_due(s, now, t)
-        nxt = min((j.request[0].start for j in s.queue if j.request[0].start > t), default=math.inf)
-        if nxt < math.inf:
-            s.wake_up_at(float(nxt), now)
-
-
-class Hold:
-    """A running job's hold in :class:`HoldsOnly`: ``start``, ``end`` (s),
-    ``resources`` (as the core gives them: an int bit mask), ``tag``."""
-
-    __slots__ = ("start", "end", "resources", "tag")
-
-    def __init__(self, start: float, end: float, resources, tag=None):
-        self.start, self.end, self.resources, self.tag = start, end, resources, tag
-
-
-class HoldsOnly:
-    """What the core needs of its availability profile when the policy
-    keeps its own cores' times (the locality planner does:
-    :class:`~iosched.locality.cluster.Cluster`): the machine's
-    ``resources`` and ``pool_totals`` (job rejection), ``advance``, and
-    holds whose ``end`` the core reads (overruns, early ends). The core's
-    :class:`~iosched.sched.profile.AvailabilityProfile` merges ProcSets of
-    the whole machine at every start and end, which on the Uppmax day
-    (9,720 one-core resources, each job's cores scattered) took about 85 %
-    of the scheduler's time; no decision of this policy reads it. A core
-    used twice is still refused, by :meth:`Cluster.start
-    <iosched.locality.cluster.Cluster.start>`."""
-
-    def __init__(self, resources, pool_totals: dict, now: float):
-        self.resources, self.pool_totals, self.now = resources, dict(pool_totals), now
-
-    def advance(self, now: float) -> None:
-        self.now = max(self.now, now)
-
-    def reserve(self, start: float, end: float, resources, pools=None, tag=None) -> Hold:
-        return Hold(start, end, resources, tag)
-
-    def release(self, hold: Hold, at=None) -> None:
-        """The holder ended at ``at`` (default now): its hold ends there
-        (unless it already ended), as ``AvailabilityProfile.release``."""
-        a = max(self.now if at is None else at, self.now, hold.start)
-        if a < hold.end:
-            hold.end = a
-
-    def remove(self, hold: Hold) -> None:
-        """Nothing is held beyond the ``Hold`` itself."""
-
-
-class LocalityCore(Scheduler):
-    """The shared core with :class:`HoldsOnly` in place of its
-    availability profile (built at SIMULATION_BEGINS as usual, then
-    replaced)."""
-
-    def begin(self, machine, now: float) -> None:
-        super().begin(machine, now)
-        self.profile = HoldsOnly(self.profile.resources, self.profile.pool_totals, now)
-
-    def submit(self, batsim_job):
-        """JOB_SUBMITTED, as the core does; a job asking more cores than a
-        node has is rejected with that reason (the model runs every job on
-        one node, paper Section 5.1; the planner had no place for it)."""
-        nodes = self.machine.nodes if self.machine is not None else []
-        res = batsim_job.requested_resources
-        if nodes and isinstance(res, int) and not isinstance(res, bool) and res > nodes[0].cores:
-            self._reject(batsim_job, f"requests {res} cores but a node has {nodes[0].cores} "
-                                     f"(a locality job runs on one node)")
-            return None
-        return super().submit(batsim_job)
-
-
 #: The options the scheduler reads (``iosched.sched.options``): name -> meaning.
 OPTIONS = {
     "policy": "fcfs, eft, lea, leo, lem and their -bf variants (default lea)",
@@ -418,15 +166,15 @@ class Locality(PybatsimScheduler):
         leo_rule = str(options.get("leo_rule", "artifact"))
         self.out = options.get("out")
         self.policy_name = pol
-        self.pol = LocalityPolicy(lambda c: Planner(c, pol, W, E, thr, leo_rule))
-        self.pol.cache_rule = rule
-        self.pol.bandwidth = option_number(options, "bandwidth", 0.1e9, minimum=0, exclusive_minimum=True) / GB
-        self.pol.clock = lambda: self.bs.time()
+        bandwidth = option_number(options, "bandwidth", 0.1e9, minimum=0, exclusive_minimum=True) / GB
+        self.pol = LocalityPolicy(lambda c: Planner(c, pol, W, E, thr, leo_rule), cache_rule=rule,
+                                  bandwidth=bandwidth, clock=lambda: self.bs.time())
         self.jobs: dict = {}         # static id -> LJob
         self.t_start: dict = {}      # static id -> start time (s)
         self._t0 = time.perf_counter()
         self._last_eval_wall = None  # scheduler wall time (s) when the last evaluated job so far ended
-        return LocalityCore(self.pol, order=file_order, read_job=read_locality_job, name="Locality")
+        return Scheduler(self.pol, OneNodePlacer(), order=file_order, read_job=read_locality_job,
+                         name="Locality", profile=PROFILE)
 
     # ------------------------------------------------------------ phases
     def run_plan(self, running) -> Plan:

@@ -52,8 +52,8 @@ from iosched.experiments.platforms import LOCALITY_IO_MODELS as IO_MODELS, local
 from iosched.experiments.locality.workload import read_artifact, to_batsim
 from iosched.locality.metrics import COLUMNS
 from iosched.locality.planner import POLICIES
+from iosched.locality.policy import second
 from iosched.run.result import RunError
-from iosched.schedulers.locality import second
 
 __all__ = ["main", "run_one", "same_as_loop", "engine_table"]
 
@@ -100,7 +100,7 @@ def _key(row: dict) -> tuple:
 def same_as_loop(engine_jobs: Path, loop_jobs: Path) -> str:
     """``"n/N"``: of the ``N`` evaluated jobs of the loop's CSV, the ``n``
     the engine ran on the same node, starting and ending in the same second
-    (:func:`~iosched.schedulers.locality.second`), with the same transfer
+    (:func:`~iosched.locality.policy.second`), with the same transfer
     and wait (s); ``""`` when there is no loop CSV."""
     if not loop_jobs.exists():
         return ""

@@ -27,7 +27,8 @@ import time
 from iosched.errors import InputError
 from iosched.experiments.locality.workload import day0
 from iosched.locality.cluster import Cluster
-from iosched.locality.planner import Planner, history_order
+from iosched.locality.planner import Planner
+from iosched.locality.policy import history_order
 
 __all__ = ["replay"]
 
