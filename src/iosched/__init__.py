@@ -11,7 +11,7 @@ Subpackages:
   reservations) shared by all schedulers.
 * :mod:`iosched.run` -- starts an engine and a scheduler, robin files.
 * :mod:`iosched.campaign` -- experiment campaigns on Dask.
-* :mod:`iosched.bench` -- benchmarks (``python -m iosched.bench``).
+* :mod:`iosched.bench` -- benchmarks (``iosched bench``).
 * :mod:`iosched.analysis` -- job and run metrics, campaign tables, figures,
   reports.
 """

@@ -1,6 +1,6 @@
 """SimGrid platform XML generators (SimGrid 3.32, platform DTD version 4.1).
 
-Two generators and the ``iosched platform`` click group:
+Two generators and their commands ``iosched platform cluster|dragonfly96``:
 
 * :func:`cluster_xml` -- a flat homogeneous cluster in the style of the golden
   input ``cluster100.xml``: ``nb_nodes`` compute hosts in one SimGrid
@@ -123,7 +123,8 @@ __all__ = [
     "dragonfly96_xml",
     "DRAGONFLY96_STORAGE_NODES",
     "DRAGONFLY_ROUTINGS",
-    "platform_command",
+    "cluster_command",
+    "dragonfly96_command",
 ]
 
 _HEADER = (
@@ -587,12 +588,7 @@ def _write(text, out):
         raise click.ClickException(f"{out}: cannot write: {exc.strerror or exc}") from None
 
 
-@click.group(name="platform")
-def platform_command():
-    """Generate SimGrid 3.32 platform XMLs (see iosched.platforms)."""
-
-
-@platform_command.command(name="cluster", cls=OneLineErrorCommand)
+@click.command(name="cluster", cls=OneLineErrorCommand)
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--nb-nodes", type=int, default=100, show_default=True, help="number of compute hosts")
 @click.option("--speed", default="1Gf", show_default=True, help="host speed (flops/s, e.g. 1Gf)")
@@ -603,7 +599,7 @@ def platform_command():
 @click.option("--pfs-bw", default=None, help="add a PFS host behind one link of this bandwidth")
 @click.option("--pfs-lat", default="100us", show_default=True, help="latency of the PFS link")
 @click.option("--prefix", default="node_", show_default=True, help="host name prefix")
-def cluster_cmd(out, nb_nodes, speed, bw, lat, bb_bw, bb_lat, pfs_bw, pfs_lat, prefix):
+def cluster_command(out, nb_nodes, speed, bw, lat, bb_bw, bb_lat, pfs_bw, pfs_lat, prefix):
     """Write a flat cluster platform (like cluster100.xml) to OUT."""
     pfs = None if pfs_bw is None else {"bw": pfs_bw, "lat": pfs_lat}
     try:
@@ -614,13 +610,13 @@ def cluster_cmd(out, nb_nodes, speed, bw, lat, bb_bw, bb_lat, pfs_bw, pfs_lat, p
     click.echo(f"wrote {out}: {nb_nodes} nodes{' + pfs' if pfs else ''} + master")
 
 
-@platform_command.command(name="dragonfly96", cls=OneLineErrorCommand)
+@click.command(name="dragonfly96", cls=OneLineErrorCommand)
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option(
     "--routing", type=click.Choice(DRAGONFLY_ROUTINGS), default="minimal", show_default=True,
     help="minimal dragonfly routes, or SimGrid 3.32's DRAGONFLY routes (quirk included)",
 )
-def dragonfly96_cmd(out, routing):
+def dragonfly96_command(out, routing):
     """Write the burst-buffer paper's 108-node dragonfly to OUT."""
     _write(dragonfly96_xml(routing), out)
     click.echo(

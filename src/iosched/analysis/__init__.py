@@ -15,6 +15,6 @@
 * :mod:`iosched.analysis.plots` -- figures of runs and campaigns (PNG);
 * :mod:`iosched.analysis.report` -- Markdown and HTML campaign reports;
 * :mod:`iosched.analysis.bb_reproduction` -- the burst-buffer paper's
-  reproduction (``python -m iosched.analysis.bb_reproduction``);
+  reproduction (``iosched repro bb``);
 * :mod:`iosched.analysis.cli` -- ``iosched metrics`` and ``iosched report``.
 """

@@ -75,9 +75,11 @@ import math
 from pathlib import Path
 from typing import Optional
 
+import click
 import numpy as np
 
 from iosched.bb.model import CPU_SPEED, GB, KIB, MB
+from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError
 from iosched.workloads.default_swf import find_default_swf
 from iosched.workloads.swf import read_swf
@@ -87,7 +89,7 @@ __all__ = ["LOGNORM_S", "LOGNORM_LOC", "LOGNORM_SCALE", "BB_MIN", "SHORT_JOB", "
            "RUNTIME_FACTOR", "IO_BANDWIDTH", "BB_CAPACITY", "CAPS", "ARTIFACT_PARTS", "artifact_parts",
            "cap_bb", "COM_MEAN", "COM_STD", "NB_COMPUTE", "NB_STORAGE",
            "expected_bb_per_node", "expected_capacity_per_storage", "generate", "first_jobs",
-           "three_week_parts", "write_workload", "PART_SECONDS", "campaign_workload"]
+           "three_week_parts", "write_workload", "PART_SECONDS", "campaign_workload", "workload_command"]
 
 LOGNORM_S = 1.0972516604048774
 LOGNORM_LOC = -150361.59523836235     # KiB
@@ -345,3 +347,71 @@ def campaign_workload(seed: int = 0, swf: str = "default", first: Optional[int] 
     if isinstance(parts, bool) or not isinstance(parts, int) or parts < 1:
         raise InputError(f"parts={parts!r}: expected 'artifact' or a positive integer")
     return three_week_parts(w, nb_parts=int(parts), length=float(part_days) * 24 * 3600)
+
+
+# --------------------------------------------------------------------------
+# command line
+
+
+def _default_swf():
+    try:
+        return find_default_swf()
+    except InputError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.command(name="bb", cls=OneLineErrorCommand)
+@click.argument("paths", nargs=-1, metavar="[SWF] OUT")
+@click.option("--seed", type=int, default=1, show_default=True, help="random seed of the burst-buffer draws")
+@click.option("--first", type=click.IntRange(min=1), default=None, help="keep only the first N jobs")
+@click.option("--parts", default=None, metavar="artifact|N",
+              help="cut into parts; OUT is then a folder: 'artifact' = the artifact's 16 parts "
+                   "(by SWF job numbers), N = N consecutive parts of --part-days days")
+@click.option("--part-days", type=click.FloatRange(min=0, min_open=True), default=21.0, show_default=True,
+              help="length of a part in days (with --parts N)")
+@click.option("--cap", type=click.Choice(["artifact", "total"]), default="artifact", show_default=True,
+              help="burst-buffer cap rule (docs/burst-buffers.md)")
+@click.option("--bandwidth", type=click.FloatRange(min=0, min_open=True), default=1250.0,
+              show_default=True, help="I/O bandwidth of the compute-time correction, MB/s")
+def workload_command(paths, seed, first, parts, part_days, cap, bandwidth):
+    """Burst-buffer workload (Kopanski & Rzadca, Euro-Par 2021) of an SWF log
+    (default: the shared KTH-SP2 trace) for platforms/dragonfly96.xml.
+
+    Writes OUT (a Batsim workload JSON), or with --parts the files
+    OUT/part-00.json ... Each job gets a burst-buffer request per node, a
+    computation and a communication volume (docs/burst-buffers.md); the same
+    seed gives byte-identical files. Run it with a burst-buffer policy, e.g.
+    `iosched run -p platforms/dragonfly96.xml -w OUT -s sjf-bb -o DIR`.
+    """
+    if len(paths) == 1:
+        swf, out = _default_swf(), Path(paths[0])
+    elif len(paths) == 2:
+        swf, out = paths[0], Path(paths[1])
+    else:
+        raise click.ClickException(f"bb: expected [SWF] OUT, got {len(paths)} arguments")
+    if parts is not None and parts != "artifact":
+        try:
+            parts = int(parts)
+        except ValueError:
+            raise click.ClickException(f"--parts: expected 'artifact' or a positive integer, "
+                                       f"got {parts!r}") from None
+        if parts < 1:
+            raise click.ClickException(f"--parts: expected 'artifact' or a positive integer, got {parts}")
+    try:
+        res = campaign_workload(seed=seed, swf=Path(swf), first=first, parts=parts,
+                                  part_days=part_days, cap=cap, bandwidth_mbps=bandwidth)
+        if parts is None:
+            write_workload(res, out)
+            click.echo(f"wrote {out}: {len(res['jobs'])} jobs (seed {seed}, {res.get('dropped', 0)} dropped)")
+            return
+        out.mkdir(parents=True, exist_ok=True)
+        pieces = res
+        for k, p in enumerate(pieces):
+            write_workload(p, out / f"part-{k:02d}.json")
+        click.echo(f"wrote {out}/part-00.json .. part-{len(pieces) - 1:02d}.json: "
+                   f"{sum(len(p['jobs']) for p in pieces)} jobs in {len(pieces)} parts "
+                   f"(seed {seed})")
+    except InputError as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"{out}: cannot write: {exc.strerror or exc}") from None

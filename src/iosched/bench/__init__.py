@@ -1,12 +1,12 @@
 """Benchmarks (they assert nothing; their figures depend on the machine):
 
-* :mod:`iosched.bench.kth` -- ``python -m iosched.bench`` (``make bench``):
+* :mod:`iosched.bench.kth` -- ``iosched bench`` (``make bench``):
   the embedded engine on the full KTH-SP2 trace;
-* :mod:`iosched.bench.bb` -- ``python -m iosched.bench.bb``: speed of the
+* :mod:`iosched.bench.bb` -- ``iosched bench bb``: speed of the
   burst-buffer schedulers;
-* :mod:`iosched.bench.campaign` -- ``python -m iosched.bench.campaign``:
+* :mod:`iosched.bench.campaign` -- ``iosched bench campaign``:
   parallel efficiency of a campaign on this machine's cores;
-* :mod:`iosched.bench.scale` -- ``python -m iosched.bench.scale``: wall
+* :mod:`iosched.bench.scale` -- ``iosched bench scale``: wall
   time and the engine's and the scheduler's peak memory on a synthetic
   machine of up to 10,000 nodes and 100,000 jobs, and how they grow;
 * :mod:`iosched.bench.common` -- machine calibration and result files.

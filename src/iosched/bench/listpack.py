@@ -1,4 +1,4 @@
-"""Benchmark of the list vs pack family (``python -m iosched.bench.listpack``).
+"""Benchmark of the list vs pack family (``iosched bench listpack``).
 
 * one M-BN workload at alpha 0.6 (seed 1, ``--n-jobs`` jobs, default 100)
   with each of the eight schedulers in the exclusive model, and io-list /
@@ -47,15 +47,17 @@ from pathlib import Path
 import click
 
 from iosched.bench.common import calibrate, cpu_times, side_by_side, steal_share, write_result
+from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError
 from iosched.listpack.metrics import read_phases
+from iosched.listpack.model import MIRA_BLOCK, MIRA_NODES, UNIFORM_BLOCK, UNIFORM_NODES
 from iosched.listpack.workload import generate, write_workload
 from iosched.platforms import cluster_xml
 from iosched.run.simulation import run_simulation
 from iosched.sched.registry import REPO_ROOT
 
-__all__ = ["platform_text", "bench_run", "sweep_record", "median_run_side_by_side", "main",
-           "MEDIAN_RUN"]
+__all__ = ["platform_text", "bench_run", "sweep_record", "median_run_side_by_side", "bench_command",
+           "platform_command", "MEDIAN_RUN"]
 
 #: the Mira sweep's median workload by phase jobs (family, alpha, seed, jobs)
 MEDIAN_RUN = ("M-BN", 0.2, 7, 30)
@@ -166,7 +168,7 @@ def median_run_side_by_side(reference, repeat: int, in_process: bool, keep=None)
     return res
 
 
-@click.command()
+@click.command(name="listpack")
 @click.option("--n-jobs", default=100, show_default=True, help="jobs of the M-BN workload")
 @click.option("--repeat", default=3, show_default=True, help="runs per scheduler (median)")
 @click.option("--sweep", "sweeps", multiple=True,
@@ -234,10 +236,19 @@ def bench_command(n_jobs, repeat, sweeps, record, load_log, reference, in_proces
     write_result(res, out)
 
 
-def main(argv=None):
-    """Entry point (click)."""
-    return bench_command.main(args=argv, standalone_mode=True)
+#: Batsim resources of the two machines of the paper (nodes / block).
+MACHINE_RESOURCES = {"mira": MIRA_NODES // MIRA_BLOCK, "uniform": UNIFORM_NODES // UNIFORM_BLOCK}
 
 
-if __name__ == "__main__":
-    main()
+@click.command(name="listpack", cls=OneLineErrorCommand)
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.option("--machine", type=click.Choice(sorted(MACHINE_RESOURCES)), default="mira", show_default=True,
+              help="Mira (96 resources of 512 nodes) or Uniform (2048 resources of one node)")
+def platform_command(out, machine):
+    """Write the list-vs-pack campaign platform of MACHINE to OUT
+    (the platform `iosched workload listpack --platform` writes)."""
+    try:
+        Path(out).write_text(platform_text(MACHINE_RESOURCES[machine]))
+    except OSError as exc:
+        raise click.ClickException(f"{out}: cannot write: {exc.strerror or exc}") from None
+    click.echo(f"wrote {out}: {machine}, {MACHINE_RESOURCES[machine]} resources")

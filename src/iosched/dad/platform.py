@@ -54,10 +54,16 @@ The same arguments always give the same text.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import click
+
+from iosched.checks import check_output_file
+from iosched.clicommon import OneLineErrorCommand, input_errors_one_line
 from iosched.errors import InputError
 from iosched.platforms import _bw, _lat, _speed
 
-__all__ = ["nusa_xml", "node_name", "core_name", "disk_name", "DISK_SUFFIX"]
+__all__ = ["nusa_xml", "node_name", "core_name", "disk_name", "DISK_SUFFIX", "platform_command"]
 
 #: Suffix of a node's disk host: the disk of node ``n003`` is ``n003_disk``.
 DISK_SUFFIX = "_disk"
@@ -153,3 +159,21 @@ def nusa_xml(nb_nodes: int = 4, slots: int = 16, speed="1Gf", nic_bw="125MBps", 
                    f'<link_ctn id="master_link"/></zoneRoute>')
     out += ["</zone>", "</platform>"]
     return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------
+# command line
+
+
+@click.command(name="dad", cls=OneLineErrorCommand)
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.option("--nodes", type=int, default=4, show_default=True)
+@click.option("--slots", type=int, default=16, show_default=True)
+@click.option("--nic-bw", default="125MBps", show_default=True)
+@click.option("--local-bw", default="2803.61MBps", show_default=True)
+@click.option("--local-sharing", type=click.Choice(["FATPIPE", "SHARED"]), default="FATPIPE", show_default=True)
+@input_errors_one_line
+def platform_command(out, nodes, slots, nic_bw, local_bw, local_sharing):
+    """Write a NUSA platform (nodes x slots, node-local disks) to OUT."""
+    check_output_file(out)
+    Path(out).write_text(nusa_xml(nodes, slots, nic_bw=nic_bw, local_bw=local_bw, local_sharing=local_sharing))

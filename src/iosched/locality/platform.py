@@ -22,15 +22,14 @@ day's first pass would take 1.8 s of simulated time and shift the loads
 against the artifact's integer clock, where a decision takes effect in the
 second it is made.
 
-:func:`locality_xml` returns the XML text; ``python -m
-iosched.locality.platform OUT.xml [--nodes N --cores M ...]`` writes it.
+:func:`locality_xml` returns the XML text; ``iosched platform locality
+OUT.xml [--nodes N --cores M ...]`` writes it.
 """
 
 from __future__ import annotations
 
-import sys
+import click
 
-from iosched.clicommon import OneLineArgumentParser
 from iosched.errors import InputError
 from iosched.platforms import pfs_zone_lines
 
@@ -93,25 +92,19 @@ def locality_xml(nodes: int = 486, cores: int = 20, bandwidth: float = 0.1e9, me
     return "\n".join(out) + "\n"
 
 
-def main(argv=None) -> int:
-    ap = OneLineArgumentParser(prog="python -m iosched.locality.platform")
-    ap.add_argument("out")
-    ap.add_argument("--nodes", type=int, default=486)
-    ap.add_argument("--cores", type=int, default=20)
-    ap.add_argument("--bandwidth", type=float, default=0.1e9, help="bytes/s per core link")
-    ap.add_argument("--memory", type=float, default=128e9, help="bytes per node")
-    ap.add_argument("--io-model", default="paper", choices=IO_MODELS)
-    ap.add_argument("--pfs-bandwidth", type=float, default=10e9, help="bytes/s (shared-pfs)")
-    a = ap.parse_args(argv)
+@click.command(name="locality")
+@click.argument("out")
+@click.option("--nodes", type=int, default=486)
+@click.option("--cores", type=int, default=20)
+@click.option("--bandwidth", type=float, default=0.1e9, help="bytes/s per core link")
+@click.option("--memory", type=float, default=128e9, help="bytes per node")
+@click.option("--io-model", default="paper", type=click.Choice(IO_MODELS))
+@click.option("--pfs-bandwidth", type=float, default=10e9, help="bytes/s (shared-pfs)")
+def platform_command(out, nodes, cores, bandwidth, memory, io_model, pfs_bandwidth):
+    """Write the locality platform (NODES x CORES and a PFS host) to OUT."""
     try:
-        text = locality_xml(a.nodes, a.cores, a.bandwidth, a.memory, a.io_model, a.pfs_bandwidth)
-        with open(a.out, "w") as f:
+        text = locality_xml(nodes, cores, bandwidth, memory, io_model, pfs_bandwidth)
+        with open(out, "w") as f:
             f.write(text)
     except (InputError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        raise click.ClickException(str(e)) from None

@@ -39,8 +39,8 @@ Workload 1 = 8 waves of 30 write x8 then 60 sleep (720 jobs); Workload 2 =
 5 waves of 30 write x8, 30 write x6, 30 write x4, 70 write x2, 120 write x1,
 30 sleep (1,550 jobs).
 
-Command line: ``python -m iosched.pfsbw.workload platform OUT.xml``,
-``... w1 OUT.json``, ``... w2 OUT.json``, ``... curve OUT.csv -p PLATFORM``,
+Command line: ``iosched platform pfsbw OUT.xml``, ``iosched workload pfsbw
+w1 OUT.json``, ``... w2 OUT.json``, ``... curve OUT.csv -p PLATFORM``,
 ``... pretrain OUT.json -p PLATFORM -w WORKLOAD``.
 """
 
@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 
 import click
@@ -224,7 +223,7 @@ def pretrain_samples(platform, workload_dict: dict, tmp) -> dict:
         for key in ("variety", "profile", "bytes_written"):
             if key not in job:
                 raise InputError(f"pretrain: job {job.get('id')!r} has no field {key!r} "
-                                 f"(a workload of python -m iosched.pfsbw.workload)")
+                                 f"(a workload of iosched workload pfsbw)")
         if job["profile"] not in workload_dict["profiles"]:
             raise InputError(f"pretrain: job {job.get('id')!r}: profile {job['profile']!r} is not in the "
                              f"workload's profiles")
@@ -240,18 +239,18 @@ def pretrain_samples(platform, workload_dict: dict, tmp) -> dict:
 
 
 # --------------------------------------------------------------- CLI
-@click.group()
-def main():
-    """Platform, workloads and characterisation runs of the pfsbw family."""
+@click.group(name="pfsbw")
+def workload_command():
+    """Workloads and characterisation runs of the pfsbw family."""
 
 
-@main.command(name="platform", cls=OneLineErrorCommand)
+@click.command(name="pfsbw", cls=OneLineErrorCommand)
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--nb-nodes", type=int, default=15, show_default=True)
 @click.option("--node-bw", type=float, default=NODE_BW, show_default=True, help="bytes/s")
 @click.option("--pfs-bw", type=float, default=PFS_BW, show_default=True, help="bytes/s")
 @click.option("--thread-bw", type=float, default=THREAD_BW, show_default=True, help="bytes/s")
-def platform_cmd(out, nb_nodes, node_bw, pfs_bw, thread_bw):
+def platform_command(out, nb_nodes, node_bw, pfs_bw, thread_bw):
     """Write the 15-node + PFS platform to OUT."""
     try:
         Path(out).write_text(platform_xml(nb_nodes, node_bw, pfs_bw, thread_bw))
@@ -265,7 +264,7 @@ def _write_workload(out, wl):
     click.echo(f"wrote {out}: {len(wl['jobs'])} jobs")
 
 
-@main.command(name="w1", cls=OneLineErrorCommand)
+@workload_command.command(name="w1", cls=OneLineErrorCommand)
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--waves", type=int, default=8, show_default=True)
 @click.option("--sleep", type=float, default=SLEEP, show_default=True, help="sleep job duration (s)")
@@ -279,7 +278,7 @@ def w1_cmd(out, waves, sleep, noise, seed):
         raise click.ClickException(str(exc)) from None
 
 
-@main.command(name="w2", cls=OneLineErrorCommand)
+@workload_command.command(name="w2", cls=OneLineErrorCommand)
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--waves", type=int, default=5, show_default=True)
 @click.option("--sleep", type=float, default=SLEEP, show_default=True, help="sleep job duration (s)")
@@ -293,7 +292,7 @@ def w2_cmd(out, waves, sleep, noise, seed):
         raise click.ClickException(str(exc)) from None
 
 
-@main.command(name="curve", cls=OneLineErrorCommand)
+@workload_command.command(name="curve", cls=OneLineErrorCommand)
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("-p", "--platform", "platform", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--tmp", default="/tmp/pfsbw-curve", show_default=True)
@@ -312,7 +311,7 @@ def curve_cmd(out, platform, tmp):
     click.echo(Path(out).read_text(), nl=False)
 
 
-@main.command(name="pretrain", cls=OneLineErrorCommand)
+@workload_command.command(name="pretrain", cls=OneLineErrorCommand)
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("-p", "--platform", "platform", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("-w", "--workload", "wl_path", required=True, type=click.Path(exists=True, dir_okay=False))
@@ -331,7 +330,3 @@ def pretrain_cmd(out, platform, wl_path, tmp):
         raise click.ClickException(one_line(exc)) from None
     Path(out).write_text(json.dumps(samples, indent=1, sort_keys=True) + "\n")
     click.echo(json.dumps(samples, sort_keys=True))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,13 +1,13 @@
-"""``iosched workload``: workload tools (click).
+"""``iosched workload swf``: SWF log -> Batsim workload (click).
 
-Subcommand ``swf2json [SWF] OUT.json`` converts a Standard Workload Format
+``iosched workload swf [SWF] OUT.json`` converts a Standard Workload Format
 log into a Batsim workload with :func:`iosched.workloads.convert.swf_to_batsim`
 and prints what it kept and dropped.  Without SWF it reads the KTH-SP2 trace
 from the shared data folder, ``<repo>/../shared/data/KTH-SP2-1996-2.1-cln.swf``
 (``<repo>`` found from this package's location, else from the current
 directory; :func:`iosched.workloads.default_swf.find_default_swf`).
-Subcommand ``bb [SWF] OUT`` writes the burst-buffer workload of
-:mod:`iosched.bb.workload`.  Errors are one line on stderr and a non-zero
+The other kinds of ``iosched workload`` are listed in
+:data:`iosched.cli.KINDS`.  Errors are one line on stderr and a non-zero
 exit status.
 """
 
@@ -17,13 +17,12 @@ from pathlib import Path
 
 import click
 
-from iosched.bb import workload as W
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError
 from iosched.workloads.convert import PROFILE_TYPES, dump_workload, swf_to_batsim
 from iosched.workloads.default_swf import find_default_swf
 
-__all__ = ["workload_command"]
+__all__ = ["swf_command"]
 
 
 def _default_swf():
@@ -33,12 +32,7 @@ def _default_swf():
         raise click.ClickException(str(exc)) from None
 
 
-@click.group(name="workload")
-def workload_command():
-    """Workload tools: convert SWF traces to Batsim workloads."""
-
-
-@workload_command.command(name="swf2json", cls=OneLineErrorCommand)
+@click.command(name="swf", cls=OneLineErrorCommand)
 @click.argument("paths", nargs=-1, metavar="[SWF] OUT.json")
 @click.option("--nb-res", type=int, default=None, help="resources of the target platform [default: SWF MaxProcs]")
 @click.option("--first", type=int, default=None, help="keep only the first N job records")
@@ -54,7 +48,7 @@ def workload_command():
                    "swf_to_batsim_workload_delay.py -jwf (2 there) [default: max(requested, run time)]")
 @click.option("--use-allocated", is_flag=True,
               help="res = allocated processors, as Batsim's converter [default: requested processors]")
-def swf2json(paths, nb_res, first, start, end, profile_type, speed, walltime_factor, use_allocated):
+def swf_command(paths, nb_res, first, start, end, profile_type, speed, walltime_factor, use_allocated):
     """Convert SWF (default: the shared KTH-SP2 trace) to a Batsim workload OUT.json.
 
     Jobs that cannot run on NB_RES resources or have no run time are dropped;
@@ -67,7 +61,7 @@ def swf2json(paths, nb_res, first, start, end, profile_type, speed, walltime_fac
     elif len(paths) == 2:
         swf, out = paths
     else:
-        raise click.ClickException(f"swf2json: expected [SWF] OUT.json, got {len(paths)} arguments")
+        raise click.ClickException(f"swf: expected [SWF] OUT.json, got {len(paths)} arguments")
     try:
         workload, report = swf_to_batsim(
             swf, nb_res=nb_res, first=first, start=start, end=end, profile_type=profile_type, speed=speed,
@@ -94,60 +88,3 @@ def swf2json(paths, nb_res, first, start, end, profile_type, speed, walltime_fac
     if report.without_walltime:
         click.echo(f"note: {report.without_walltime} jobs have no requested time: "
                    + ("no walltime" if walltime_factor is None else f"walltime {walltime_factor:g} x run time"))
-
-
-@workload_command.command(name="bb", cls=OneLineErrorCommand)
-@click.argument("paths", nargs=-1, metavar="[SWF] OUT")
-@click.option("--seed", type=int, default=1, show_default=True, help="random seed of the burst-buffer draws")
-@click.option("--first", type=click.IntRange(min=1), default=None, help="keep only the first N jobs")
-@click.option("--parts", default=None, metavar="artifact|N",
-              help="cut into parts; OUT is then a folder: 'artifact' = the artifact's 16 parts "
-                   "(by SWF job numbers), N = N consecutive parts of --part-days days")
-@click.option("--part-days", type=click.FloatRange(min=0, min_open=True), default=21.0, show_default=True,
-              help="length of a part in days (with --parts N)")
-@click.option("--cap", type=click.Choice(["artifact", "total"]), default="artifact", show_default=True,
-              help="burst-buffer cap rule (docs/burst-buffers.md)")
-@click.option("--bandwidth", type=click.FloatRange(min=0, min_open=True), default=1250.0,
-              show_default=True, help="I/O bandwidth of the compute-time correction, MB/s")
-def bb_workload(paths, seed, first, parts, part_days, cap, bandwidth):
-    """Burst-buffer workload (Kopanski & Rzadca, Euro-Par 2021) of an SWF log
-    (default: the shared KTH-SP2 trace) for platforms/dragonfly96.xml.
-
-    Writes OUT (a Batsim workload JSON), or with --parts the files
-    OUT/part-00.json ... Each job gets a burst-buffer request per node, a
-    computation and a communication volume (docs/burst-buffers.md); the same
-    seed gives byte-identical files. Run it with a burst-buffer policy, e.g.
-    `iosched run -p platforms/dragonfly96.xml -w OUT -s sjf-bb -o DIR`.
-    """
-    if len(paths) == 1:
-        swf, out = _default_swf(), Path(paths[0])
-    elif len(paths) == 2:
-        swf, out = paths[0], Path(paths[1])
-    else:
-        raise click.ClickException(f"bb: expected [SWF] OUT, got {len(paths)} arguments")
-    if parts is not None and parts != "artifact":
-        try:
-            parts = int(parts)
-        except ValueError:
-            raise click.ClickException(f"--parts: expected 'artifact' or a positive integer, "
-                                       f"got {parts!r}") from None
-        if parts < 1:
-            raise click.ClickException(f"--parts: expected 'artifact' or a positive integer, got {parts}")
-    try:
-        res = W.campaign_workload(seed=seed, swf=Path(swf), first=first, parts=parts,
-                                  part_days=part_days, cap=cap, bandwidth_mbps=bandwidth)
-        if parts is None:
-            W.write_workload(res, out)
-            click.echo(f"wrote {out}: {len(res['jobs'])} jobs (seed {seed}, {res.get('dropped', 0)} dropped)")
-            return
-        out.mkdir(parents=True, exist_ok=True)
-        pieces = res
-        for k, p in enumerate(pieces):
-            W.write_workload(p, out / f"part-{k:02d}.json")
-        click.echo(f"wrote {out}/part-00.json .. part-{len(pieces) - 1:02d}.json: "
-                   f"{sum(len(p['jobs']) for p in pieces)} jobs in {len(pieces)} parts "
-                   f"(seed {seed})")
-    except InputError as exc:
-        raise click.ClickException(str(exc)) from None
-    except OSError as exc:
-        raise click.ClickException(f"{out}: cannot write: {exc.strerror or exc}") from None
