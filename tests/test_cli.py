@@ -170,6 +170,7 @@ def test_workload_swf_converts_a_tiny_trace(tmp_path):
     (["bench", "--nb-res", "0"], "--nb-res"),                 # the default benchmark's option
     (["bench", "--bogus"], "--bogus"),
     (["repro", "nope"], "nope"),
+    (["bench", "lcality"], "lcality"),                       # a typo is not taken for the default's argument
     (["workload", "dad", "nope"], "nope"),
 ])
 def test_usage_errors_are_one_line_exit_2(args, word):

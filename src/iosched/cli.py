@@ -28,6 +28,7 @@ errors are one line with exit status 1 (or as the command documents).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 
@@ -119,7 +120,9 @@ class _LazyGroup(click.Group):
 class _KindGroup(click.Group):
     """A group whose commands are resolved lazily from ``table`` (kind ->
     (module, attribute, short help), or kind -> (help, sub-table)); its
-    usage errors, and those of its commands, are one line (exit status 2)."""
+    usage errors, and those of its commands, are one line (exit status 2).
+    With ``default`` (a kind), arguments that are empty or start with an
+    option (other than ``--help``) go to that kind's command."""
 
     def __init__(self, name, help, table, default=None):
         super().__init__(name=name, help=help)
@@ -144,29 +147,28 @@ class _KindGroup(click.Group):
             formatter.write_dl(rows)
 
     def parse_args(self, ctx, args):
-        if self.default and (not args or (args[0] not in self.table and args[0] not in ("--help", "-h"))):
+        if self.default and (not args or (args[0].startswith("-") and args[0] != "--help")):
             args = [self.default, *args]
         return super().parse_args(ctx, args)
 
     def make_context(self, info_name, args, parent=None, **extra):
-        try:
+        with _usage_errors_one_line():
             return super().make_context(info_name, args, parent=parent, **extra)
-        except click.exceptions.NoArgsIsHelpError:
-            raise
-        except click.UsageError as exc:
-            if isinstance(exc, OneLineUsageError):
-                raise
-            raise OneLineUsageError(exc.format_message(), exc.ctx) from None
 
     def invoke(self, ctx):
-        try:
+        with _usage_errors_one_line():
             return super().invoke(ctx)
-        except click.exceptions.NoArgsIsHelpError:
-            raise
-        except click.UsageError as exc:
-            if isinstance(exc, OneLineUsageError):
-                raise
-            raise OneLineUsageError(exc.format_message(), exc.ctx) from None
+
+
+@contextlib.contextmanager
+def _usage_errors_one_line():
+    """Re-raise a click usage error (but a bare group's help) as a one-line one."""
+    try:
+        yield
+    except (click.exceptions.NoArgsIsHelpError, OneLineUsageError):
+        raise
+    except click.UsageError as exc:
+        raise OneLineUsageError(exc.format_message(), exc.ctx) from None
 
 
 def _group(name, help, table):
