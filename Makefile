@@ -19,7 +19,7 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow"
 
 bench: $(STAMP)
-	$(PY) -m iosched.experiments.bench
+	$(PY) -m iosched bench
 
 clean:
 	rm -rf .venv results/demo results/bench/*.tmp

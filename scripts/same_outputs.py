@@ -64,7 +64,9 @@ def run(tree: Path, out: Path, shared: Path):
         _iosched(tree, "run", "-p", inputs / plat, "-w", inputs / wl, "-s", sched_file,
                  "-o", out / case, "--no-metrics", *extra)
     kth = out / "kth5000.json"
-    _iosched(tree, "workload", "swf2json", shared / "data" / "KTH-SP2-1996-2.1-cln.swf", kth,
+    # `iosched workload swf` since issue 26; `iosched workload swf2json` in older trees
+    swf_kind = "swf" if '"swf":' in (tree / "src" / "iosched" / "cli.py").read_text() else "swf2json"
+    _iosched(tree, "workload", swf_kind, shared / "data" / "KTH-SP2-1996-2.1-cln.swf", kth,
              "--nb-res", 100, "--first", 5000)
     for policy in ("easy", "conservative", "filler"):
         _iosched(tree, "run", "-p", inputs / "cluster100.xml", "-w", kth, "-s", policy,

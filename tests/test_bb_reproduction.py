@@ -409,8 +409,8 @@ def test_cli_errors_are_one_line(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
-def test_python_m_entry_point(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "iosched.experiments.bb.reproduction", str(tmp_path / "nope")],
+def test_iosched_repro_bb_entry_point(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "iosched", "repro", "bb", str(tmp_path / "nope")],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2
     assert r.stderr.strip().startswith("Error:") and len(r.stderr.strip().splitlines()) == 1

@@ -77,18 +77,18 @@ def test_first_jobs_is_a_prefix_and_parts_partition(kth):
 def test_cli_writes_the_library_workload_and_parts(kth, tmp_path):
     from click.testing import CliRunner
 
-    from iosched.workloads.cli import workload_command as main
+    from iosched.cli import cli as main
 
-    r = CliRunner().invoke(main, ["bb", str(kth), str(tmp_path / "w.json"),
+    r = CliRunner().invoke(main, ["workload", "bb", str(kth), str(tmp_path / "w.json"),
                                   "--seed", "7", "--first", "50"])
     assert r.exit_code == 0, r.output
     W.write_workload(W.generate(kth, seed=7, first=50), tmp_path / "lib.json")
     assert (tmp_path / "w.json").read_bytes() == (tmp_path / "lib.json").read_bytes()
-    r = CliRunner().invoke(main, ["bb", str(kth), str(tmp_path / "parts"),
+    r = CliRunner().invoke(main, ["workload", "bb", str(kth), str(tmp_path / "parts"),
                                   "--first", "300", "--parts", "3", "--part-days", "2"])
     assert r.exit_code == 0, r.output
     files = sorted((tmp_path / "parts").glob("part-*.json"))
     assert [f.name for f in files] == ["part-00.json", "part-01.json", "part-02.json"]
-    r = CliRunner().invoke(main, ["bb", str(tmp_path / "missing.swf"), str(tmp_path / "x.json")])
+    r = CliRunner().invoke(main, ["workload", "bb", str(tmp_path / "missing.swf"), str(tmp_path / "x.json")])
     assert r.exit_code != 0 and "missing.swf" in r.output and "Traceback" not in r.output
     assert len(r.output.strip().splitlines()) == 1

@@ -112,13 +112,13 @@ def test_tiny_run_end_to_end(swf, tmp_path):
 
 def test_cli_writes_a_result_file(swf, tmp_path):
     out = tmp_path / "res"
-    proc = subprocess.run([sys.executable, "-m", "iosched.experiments.bench.scale", "--nodes", "8", "--jobs", "20",
+    proc = subprocess.run([sys.executable, "-m", "iosched", "bench", "scale", "--nodes", "8", "--jobs", "20",
                            "--swf", str(swf), "--output", str(out)], capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
     res = json.loads((out / "scale_delay_8x20.json").read_text())
     assert res["points"][0]["nb_jobs"] == 20 and res["points"][0]["runs"][0]["nb_jobs"] == 20
-    assert res["command"].startswith("python -m iosched.experiments.bench.scale")
+    assert res["command"].startswith("iosched bench scale --nodes 8 --jobs 20 --swf ")
     assert len(res["load_1min"]) == 4
 
 
@@ -128,7 +128,7 @@ def test_cli_writes_a_result_file(swf, tmp_path):
     (["--profiles", "composed"], "--profiles"),
 ])
 def test_cli_bad_input_is_one_line(swf, tmp_path, args, message):
-    proc = subprocess.run([sys.executable, "-m", "iosched.experiments.bench.scale", "--swf", str(swf),
+    proc = subprocess.run([sys.executable, "-m", "iosched", "bench", "scale", "--swf", str(swf),
                            "--output", str(tmp_path), *args], capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0
     lines = proc.stderr.strip().splitlines()

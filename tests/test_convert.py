@@ -48,7 +48,7 @@ def write_swf(tmp_path, lines, header="; MaxProcs: 16\n", name="w.swf"):
 
 def run_cli(*args, cwd=None):
     return subprocess.run(
-        [sys.executable, "-m", "iosched.cli", "workload", "swf2json", *map(str, args)],
+        [sys.executable, "-m", "iosched.cli", "workload", "swf", *map(str, args)],
         capture_output=True, text=True, cwd=cwd, timeout=300,
     )
 
@@ -436,7 +436,7 @@ def test_cli_default_swf_is_the_shared_kth_trace(tmp_path):
 
 def test_cli_missing_default_swf_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setattr(default_swf, "default_swf_candidates", lambda: [tmp_path / "absent.swf"])
-    result = CliRunner().invoke(wcli.workload_command, ["swf2json", str(tmp_path / "o.json")])
+    result = CliRunner().invoke(wcli.swf_command, [str(tmp_path / "o.json")])
     assert result.exit_code != 0
     assert result.exception is None or isinstance(result.exception, SystemExit)
     message = result.output.strip().splitlines()

@@ -322,27 +322,27 @@ def test_same_inputs_same_outputs(tmp_path):
 
 def test_cli_check_one_line_error(tmp_path):
     from click.testing import CliRunner
-    from iosched.experiments.dad.__main__ import cli
+    from iosched.cli import cli
     plat, wl = tmp_path / "p.xml", tmp_path / "w.json"
     plat.write_text(nusa_xml(2, 1))
     w = file_benchmark(2, GB, 2)
     write_workload(w, wl)
-    ok = CliRunner().invoke(cli, ["check", str(wl), str(plat)])
+    ok = CliRunner().invoke(cli, ["workload", "dad", "check", str(wl), str(plat)])
     assert ok.exit_code == 0, ok.output
     w["jobs"][0]["io"]["inputs"][0]["copies"] = ["n777"]
     write_workload(w, wl)
-    bad = CliRunner().invoke(cli, ["check", str(wl), str(plat)])
+    bad = CliRunner().invoke(cli, ["workload", "dad", "check", str(wl), str(plat)])
     assert bad.exit_code != 0
     lines = [x for x in bad.output.splitlines() if x.strip()]
     assert len(lines) == 1 and "unknown node 'n777'" in lines[0] and "Traceback" not in bad.output
 
 
 
-@pytest.mark.parametrize("args", [["workload", "readgf"], ["platform"]])
+@pytest.mark.parametrize("args", [["workload", "dad", "readgf"], ["platform", "dad"]])
 def test_cli_missing_output_folder_one_line(tmp_path, args):
     """A missing output folder is one line (a FileNotFoundError traceback before)."""
     from click.testing import CliRunner
-    from iosched.experiments.dad.__main__ import cli
+    from iosched.cli import cli
     res = CliRunner().invoke(cli, [*args, str(tmp_path / "missing" / "w.json")])
     assert res.exit_code != 0
     lines = [x for x in res.output.splitlines() if x.strip()]
@@ -353,9 +353,9 @@ def test_cli_reproduce_missing_swf_before_any_work(tmp_path):
     """A missing --swf is one line before any experiment runs (it ran the
     first experiments for 20 s and wrote 11 files before)."""
     from click.testing import CliRunner
-    from iosched.experiments.dad.__main__ import cli
+    from iosched.cli import cli
     out = tmp_path / "out"
-    res = CliRunner().invoke(cli, ["reproduce", "--out", str(out), "--swf", str(tmp_path / "no.swf")])
+    res = CliRunner().invoke(cli, ["repro", "dad", "--out", str(out), "--swf", str(tmp_path / "no.swf")])
     assert res.exit_code != 0
     lines = [x for x in res.output.splitlines() if x.strip()]
     assert len(lines) == 1 and "no.swf" in lines[0] and "does not exist" in lines[0]
@@ -458,7 +458,7 @@ def test_checker_refuses_generation_strategy_and_wrong_bytes():
 
 
 def test_blast_workload_is_the_golden_nospread_input(shared):
-    """`python -m iosched.experiments.dad workload blast` writes what the real Batsim ran
+    """`iosched workload dad blast` writes what the real Batsim ran
     in g18b / g19b (golden/inputs/dad_blast_nospread.json)."""
     import json
     gold = json.loads((shared / "golden" / "inputs" / "dad_blast_nospread.json").read_text())

@@ -238,11 +238,11 @@ def test_bad_option_is_rejected(mira):
 def test_generator_cli_one_line_errors(tmp_path):
     import subprocess
     import sys
-    ok = subprocess.run([sys.executable, "-m", "iosched.experiments.listpack", "U-No", "0.4", str(tmp_path / "w.json"),
+    ok = subprocess.run([sys.executable, "-m", "iosched", "workload", "listpack", "U-No", "0.4", str(tmp_path / "w.json"),
                          "--n-jobs", "5", "--platform", str(tmp_path / "p.xml")], capture_output=True, text=True)
     assert ok.returncode == 0 and (tmp_path / "p.xml").exists()
     for args in (["M-XX", "0.4"], ["M-BN", "x"]):
-        r = subprocess.run([sys.executable, "-m", "iosched.experiments.listpack", *args, str(tmp_path / "z.json")],
+        r = subprocess.run([sys.executable, "-m", "iosched", "workload", "listpack", *args, str(tmp_path / "z.json")],
                            capture_output=True, text=True)
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
 

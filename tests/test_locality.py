@@ -14,6 +14,15 @@ from iosched.locality.planner import POLICIES, LJob, Planner
 from iosched.locality.policy import history_order, second
 
 
+def iosched(*args):
+    """Run ``iosched ARGS`` in this process (click's test runner): its result
+    (``exit_code``, ``stdout``, ``stderr``)."""
+    from click.testing import CliRunner
+
+    from iosched.cli import cli
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
 def J(i, sub, delay, wall, cores, f, size, role=1):
     return LJob(str(i), sub, delay, wall, cores, f, size, role, seq=i)
 
@@ -242,7 +251,7 @@ def test_engine_end_to_end_loads_reuse_and_walltime(tmp_path):
 
 
 def test_usage_trace_and_figures(tmp_path):
-    from iosched.experiments.locality.figures import UsageTrace, main as figures_main
+    from iosched.experiments.locality.figures import UsageTrace
     from iosched.locality.metrics import write_jobs
 
     rnd = random.Random(5)
@@ -257,7 +266,8 @@ def test_usage_trace_and_figures(tmp_path):
         assert tr.rows[-1][1] == 0 and tr.rows[-1][2] == 0
         tr.write(tmp_path / f"usage_{pol}.csv")
         write_jobs(res["jobs"], tmp_path / f"jobs_{pol}.csv", 1.0)
-    assert figures_main(["--dir", str(tmp_path), "--total", "8"]) == 0
+    r = iosched("repro", "locality", "figures", "--dir", tmp_path, "--total", "8")
+    assert r.exit_code == 0, r.output
     assert (tmp_path / "fig5_ratio_lea.png").stat().st_size > 1000
     assert (tmp_path / "fig3_usage_fcfs.png").stat().st_size > 1000
 
@@ -286,20 +296,19 @@ def test_engine_job_after_a_walltime_kill_waits_for_its_report(tmp_path):
 def test_swf_cli(tmp_path):
     import json
 
-    from iosched.experiments.locality.workload import main as wl_main
-
     swf = tmp_path / "t.swf"
     swf.write_text("; MaxProcs: 40\n"
                    "1 0 5 100 4 -1 -1 4 200 -1 1 7 -1 -1 -1 -1 -1 -1\n"
                    "2 300 5 100 4 -1 -1 4 200 -1 1 7 -1 -1 -1 -1 -1 -1\n"
                    "3 400 5 100 30 -1 -1 30 200 -1 1 8 -1 -1 -1 -1 -1 -1\n")
-    assert wl_main(["swf", str(swf), str(tmp_path / "o.json"), "--nb-res", "40"]) == 0
+    r = iosched("workload", "locality", "swf", swf, tmp_path / "o.json", "--nb-res", "40")
+    assert r.exit_code == 0, r.output
     wl = json.loads((tmp_path / "o.json").read_text())
     files = {j["id"]: j["io"]["inputs"][0]["file"] for j in wl["jobs"]}
     assert files["1"] == files["2"] and files["3.0"] != files["1"] and {j["res"] for j in wl["jobs"]} == {4, 20, 10}
     bad = tmp_path / "bad.swf"
     bad.write_text("1 0 5 100 4 -1 -1 4 200 -1 1 -1 -1 -1 -1 -1 -1 -1\n")
-    assert wl_main(["swf", str(bad), str(tmp_path / "b.json")]) == 2
+    assert iosched("workload", "locality", "swf", bad, tmp_path / "b.json").exit_code == 1
 
 
 @pytest.mark.parametrize("args, word", [
@@ -309,25 +318,23 @@ def test_swf_cli(tmp_path):
     (["--window", "inf"], "window"),
     (["--nb-res", "0"], "--nb-res"),
 ])
-def test_swf_cli_bad_arguments_one_line(tmp_path, capsys, args, word):
-    """A bad generator argument: exit 2, one line naming it, no output file."""
-    from iosched.experiments.locality.workload import main as wl_main
-
+def test_swf_cli_bad_arguments_one_line(tmp_path, args, word):
+    """A bad generator argument: exit 1, one line naming it, no output file."""
     swf = tmp_path / "t.swf"
     swf.write_text("1 0 5 100 4 -1 -1 4 200 -1 1 7 -1 -1 -1 -1 -1 -1\n")
     out = tmp_path / "o.json"
-    assert wl_main(["swf", str(swf), str(out), *args]) == 2
-    err = capsys.readouterr().err.strip()
+    r = iosched("workload", "locality", "swf", swf, out, *args)
+    assert r.exit_code == 1
+    err = r.stderr.strip()
     assert len(err.splitlines()) == 1 and word in err
     assert not out.exists()
 
 
-def test_swf_cli_missing_output_folder_checked_first(tmp_path, capsys):
-    from iosched.experiments.locality.workload import main as wl_main
-
+def test_swf_cli_missing_output_folder_checked_first(tmp_path):
     out = tmp_path / "missing" / "o.json"
-    assert wl_main(["swf", str(tmp_path / "no.swf"), str(out)]) == 2
-    err = capsys.readouterr().err.strip()
+    r = iosched("workload", "locality", "swf", tmp_path / "no.swf", out)
+    assert r.exit_code == 1
+    err = r.stderr.strip()
     assert len(err.splitlines()) == 1 and "missing" in err and "does not exist" in err
 
 
@@ -677,19 +684,18 @@ def test_shipped_uppmax_platform_is_the_generators_default():
 def test_engine_runs_makes_its_bench_folder_before_the_runs(tmp_path):
     """--bench naming a folder that does not exist is made at the start (it
     failed after the whole day's runs, on writing the timing file)."""
-    from iosched.experiments.locality.engine_runs import main as engine_main
-
     work = tmp_path / "w"
     work.mkdir()
     (work / "uppmax.json").write_text("{}")   # the day's workload, already converted
     bench = tmp_path / "new" / "bench"
-    assert engine_main(["--collect", "--models", "paper", "--policies", "fcfs", "--work", str(work),
-                        "--results", str(tmp_path / "r"), "--bench", str(bench)]) == 0
+    r = iosched("repro", "locality", "engine-runs", "--collect", "--models", "paper", "--policies", "fcfs",
+                "--work", work, "--results", tmp_path / "r", "--bench", bench)
+    assert r.exit_code == 0, r.output
     assert (bench / "locality_engine_day.json").is_file()
 
 
-def test_engine_runs_agreement_table_and_bad_option(tmp_path, capsys):
-    from iosched.experiments.locality.engine_runs import engine_table, main as engine_main, same_as_loop
+def test_engine_runs_agreement_table_and_bad_option(tmp_path):
+    from iosched.experiments.locality.engine_runs import engine_table, same_as_loop
 
     head = "id,subtime,start,end,cores,node,transfer,waiting,stretch\n"
     (tmp_path / "loop.csv").write_text(head + "1,0,10,20,1,3,4,0,1.0\n2,0,10,30,1,3,0,4,1.0\n3,0,10,30,1,4,0,0,1.0\n")
@@ -702,26 +708,23 @@ def test_engine_runs_agreement_table_and_bad_option(tmp_path, capsys):
            "total_transfer_s": 4, "mean_queue_s": 0.0, "makespan_s": 30, "same_as_loop": "1/3"}
     engine_table([row], tmp_path / "t")
     assert "| paper | fcfs | 3 | 1.5000 |" in (tmp_path / "t.md").read_text()
-    assert engine_main(["--models", "paper,bogus", "--work", str(tmp_path / "w")]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
+    r = iosched("repro", "locality", "engine-runs", "--models", "paper,bogus", "--work", tmp_path / "w")
+    assert r.exit_code == 1
+    err = r.stderr.strip().splitlines()
     assert len(err) == 1 and "--models" in err[0] and "bogus" in err[0]
 
 
-@pytest.mark.parametrize("module, argv", [
-    ("platform", ["p.xml", "--io-model", "bogus"]),          # printed 8 lines of usage before
-    ("workload", ["bogus-kind", "in", "out"]),
-    ("engine_runs", ["--no-such-flag"]),
+@pytest.mark.parametrize("command, argv", [
+    ("platform locality", ["p.xml", "--io-model", "bogus"]),          # printed 8 lines of usage before
+    ("workload locality", ["bogus-kind", "in", "out"]),
+    ("repro locality engine-runs", ["--no-such-flag"]),
 ])
-def test_command_line_usage_errors_one_line(capsys, module, argv):
+def test_command_line_usage_errors_one_line(command, argv):
     """A bad value or flag on a locality command line: one line, exit 2."""
-    import importlib
-
-    main = importlib.import_module(f"iosched.experiments.locality.{module}").main
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    assert exc.value.code == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "error:" in err and "usage" not in err
+    r = iosched(*command.split(), *argv)
+    assert r.exit_code == 2
+    err = r.stderr.strip()
+    assert len(err.splitlines()) == 1 and "Error:" in err and "usage" not in err.lower()
 
 
 def test_job_without_file_size_is_rejected_with_its_reason(tmp_path):

@@ -596,7 +596,7 @@ def test_same_schedule_on_real_batsim(name, tmp_path):
 def test_workload_cli_bad_arguments_one_line(tmp_path, args, words):
     """A bad generator argument or output path: one line, non-zero exit, no file."""
     from click.testing import CliRunner
-    from iosched.experiments.pfsbw.workload import main as pfsbw_workload
+    from iosched.experiments.pfsbw.workload import workload_command as pfsbw_workload
 
     res = CliRunner().invoke(pfsbw_workload, [a.format(tmp=tmp_path) for a in args])
     assert res.exit_code != 0
@@ -616,13 +616,14 @@ def test_pretrain_sample_with_a_useless_runtime_is_refused(runtime):
 @pytest.mark.parametrize("drop, word", [("application", "io.application"), ("writes", "io.writes"),
                                         ("profile", "profile")])
 def test_pretrain_command_on_jobs_without_a_field_one_line(tmp_path, drop, word):
-    """`pfsbw.workload pretrain` on a job without a field it needs: one line
+    """`iosched workload pfsbw pretrain` on a job without a field it needs: one line
     naming the job and the field (a KeyError traceback before), no output."""
     from click.testing import CliRunner
-    from iosched.experiments.pfsbw.workload import main as pfsbw_workload
+    from iosched.experiments.pfsbw.workload import workload_command as pfsbw_workload
+    from iosched.experiments.platforms import pfsbw_command as platform_command
 
     runner = CliRunner()
-    assert runner.invoke(pfsbw_workload, ["platform", str(tmp_path / "p.xml")]).exit_code == 0
+    assert runner.invoke(platform_command, [str(tmp_path / "p.xml")]).exit_code == 0
     assert runner.invoke(pfsbw_workload, ["w1", str(tmp_path / "w.json"), "--waves", "1"]).exit_code == 0
     wl = json.loads((tmp_path / "w.json").read_text())
     job = wl["jobs"][0]
@@ -637,10 +638,10 @@ def test_pretrain_command_on_jobs_without_a_field_one_line(tmp_path, drop, word)
 
 
 def test_curve_on_a_platform_that_is_not_xml_one_line(tmp_path):
-    """`pfsbw.workload curve -p NOT_XML`: one line naming the file (a RunError
+    """`iosched workload pfsbw curve -p NOT_XML`: one line naming the file (a RunError
     traceback before), no output."""
     from click.testing import CliRunner
-    from iosched.experiments.pfsbw.workload import main as pfsbw_workload
+    from iosched.experiments.pfsbw.workload import workload_command as pfsbw_workload
 
     (tmp_path / "bad.xml").write_text("not xml\n")
     res = CliRunner().invoke(pfsbw_workload, ["curve", str(tmp_path / "c.csv"), "-p", str(tmp_path / "bad.xml"),

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
-import sys
+import functools
+import shlex
 
 import click
+from click.core import ParameterSource
 
-from iosched.errors import one_line
+from iosched.errors import InputError, one_line
 
 
 class OneLineErrorCommand(click.Command):
@@ -35,12 +36,45 @@ class OneLineErrorCommand(click.Command):
             raise click.exceptions.Exit(2) from None
 
 
-class OneLineArgumentParser(argparse.ArgumentParser):
-    """An :class:`argparse.ArgumentParser` whose usage errors are one line
-    on stderr, ``PROG: error: message``, with exit status 2 (argparse prints
-    its whole usage text first by default); ``--help`` is unchanged."""
+class OneLineUsageError(click.UsageError):
+    """A usage error shown as one line on stderr, ``Error: message``, exit
+    status 2, without click's usage text (the ``iosched`` experiment groups
+    raise it for any usage error of their commands)."""
 
-    def error(self, message):
-        """Print the one-line error and exit 2 (overrides argparse's)."""
-        sys.stderr.write(f"{self.prog}: error: {one_line(message)}\n")
-        sys.exit(2)
+    def show(self, file=None):
+        """Print ``Error: message`` (one line) to ``file`` (default stderr)."""
+        click.echo(f"Error: {one_line(self.format_message())}", file=file, err=file is None)
+
+
+def input_errors_one_line(fn):
+    """Decorate a click callback so that an :class:`~iosched.errors.InputError`
+    it raises becomes click's one-line error, ``Error: message`` (status 1)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except InputError as exc:
+            raise click.ClickException(one_line(exc)) from None
+    return wrapper
+
+
+def command_line(ctx: click.Context) -> str:
+    """The command line of the running click command, for result files:
+    its command path (e.g. ``iosched bench scale``) and the options and
+    arguments given on the command line (not their defaults), in the
+    command's parameter order, shell-quoted."""
+    parts = [ctx.command_path]
+    for param in ctx.command.params:
+        if ctx.get_parameter_source(param.name) is not ParameterSource.COMMANDLINE:
+            continue
+        value = ctx.params.get(param.name)
+        values = list(value) if isinstance(value, (list, tuple)) else [value]
+        if isinstance(param, click.Option):
+            flag = max(param.opts, key=len)
+            if param.is_flag:
+                parts.append(flag if value else (param.secondary_opts or [flag])[0])
+            else:
+                parts += [f"{flag} {shlex.quote(str(v))}" for v in values]
+        else:
+            parts += [shlex.quote(str(v)) for v in values]
+    return " ".join(parts)

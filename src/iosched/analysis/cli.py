@@ -1,7 +1,7 @@
 """The analysis commands of the ``iosched`` command line (click):
 ``iosched metrics DIR`` (:func:`metrics_command`) and ``iosched report DIR``
 (:func:`report_command`).  The burst-buffer reproduction has its own
-entry point, ``python -m iosched.experiments.bb.reproduction``.
+entry point, ``iosched repro bb``.
 """
 
 from __future__ import annotations

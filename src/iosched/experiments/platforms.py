@@ -1,6 +1,7 @@
 """SimGrid platform XML generators (SimGrid 3.32, platform DTD version 4.1):
 the one module of iosched's platform recipes, each ``<kind>_xml(...) -> str``,
-and the ``iosched platform`` click group.
+and their commands, ``iosched platform cluster|dragonfly96|dad|locality|listpack|pfsbw``
+(the kinds are listed in :data:`iosched.cli.KINDS`):
 
 * :func:`cluster_xml` -- a flat homogeneous cluster in the style of the golden
   input ``cluster100.xml``: ``nb_nodes`` compute hosts in one SimGrid
@@ -123,10 +124,11 @@ from pathlib import Path
 
 import click
 
-from iosched.clicommon import OneLineErrorCommand
-
+from iosched.checks import check_output_file
+from iosched.clicommon import OneLineErrorCommand, input_errors_one_line
 from iosched.dad.model import DISK_SUFFIX
 from iosched.errors import InputError
+from iosched.listpack.model import MIRA_BLOCK, MIRA_NODES, UNIFORM_BLOCK, UNIFORM_NODES
 
 __all__ = [
     "cluster_xml",
@@ -147,7 +149,12 @@ __all__ = [
     "PFSBW_CORES",
     "PFSBW_PFS_BW",
     "listpack_xml",
-    "platform_command",
+    "cluster_command",
+    "dragonfly96_command",
+    "dad_command",
+    "locality_command",
+    "listpack_command",
+    "pfsbw_command",
 ]
 
 _HEADER = (
@@ -913,12 +920,7 @@ def _write(text, out):
         raise click.ClickException(f"{out}: cannot write: {exc.strerror or exc}") from None
 
 
-@click.group(name="platform")
-def platform_command():
-    """Generate SimGrid 3.32 platform XMLs (see iosched.experiments.platforms)."""
-
-
-@platform_command.command(name="cluster", cls=OneLineErrorCommand)
+@click.command(name="cluster", cls=OneLineErrorCommand)
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--nb-nodes", type=int, default=100, show_default=True, help="number of compute hosts")
 @click.option("--speed", default="1Gf", show_default=True, help="host speed (flops/s, e.g. 1Gf)")
@@ -929,7 +931,7 @@ def platform_command():
 @click.option("--pfs-bw", default=None, help="add a PFS host behind one link of this bandwidth")
 @click.option("--pfs-lat", default="100us", show_default=True, help="latency of the PFS link")
 @click.option("--prefix", default="node_", show_default=True, help="host name prefix")
-def cluster_cmd(out, nb_nodes, speed, bw, lat, bb_bw, bb_lat, pfs_bw, pfs_lat, prefix):
+def cluster_command(out, nb_nodes, speed, bw, lat, bb_bw, bb_lat, pfs_bw, pfs_lat, prefix):
     """Write a flat cluster platform (like cluster100.xml) to OUT."""
     pfs = None if pfs_bw is None else {"bw": pfs_bw, "lat": pfs_lat}
     try:
@@ -940,15 +942,79 @@ def cluster_cmd(out, nb_nodes, speed, bw, lat, bb_bw, bb_lat, pfs_bw, pfs_lat, p
     click.echo(f"wrote {out}: {nb_nodes} nodes{' + pfs' if pfs else ''} + master")
 
 
-@platform_command.command(name="dragonfly96", cls=OneLineErrorCommand)
+@click.command(name="dragonfly96", cls=OneLineErrorCommand)
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option(
     "--routing", type=click.Choice(DRAGONFLY_ROUTINGS), default="minimal", show_default=True,
     help="minimal dragonfly routes, or SimGrid 3.32's DRAGONFLY routes (quirk included)",
 )
-def dragonfly96_cmd(out, routing):
+def dragonfly96_command(out, routing):
     """Write the burst-buffer paper's 108-node dragonfly to OUT."""
     _write(dragonfly96_xml(routing), out)
     click.echo(
         f"wrote {out}: 108 nodes (96 compute, {len(DRAGONFLY96_STORAGE_NODES)} burst-buffer) + pfs + master"
     )
+
+
+@click.command(name="dad", cls=OneLineErrorCommand)
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.option("--nodes", type=int, default=4, show_default=True)
+@click.option("--slots", type=int, default=16, show_default=True)
+@click.option("--nic-bw", default="125MBps", show_default=True)
+@click.option("--local-bw", default="2803.61MBps", show_default=True)
+@click.option("--local-sharing", type=click.Choice(["FATPIPE", "SHARED"]), default="FATPIPE", show_default=True)
+@input_errors_one_line
+def dad_command(out, nodes, slots, nic_bw, local_bw, local_sharing):
+    """Write a NUSA platform (nodes x slots, node-local disks) to OUT (:func:`nusa_xml`)."""
+    check_output_file(out)
+    Path(out).write_text(nusa_xml(nodes, slots, nic_bw=nic_bw, local_bw=local_bw, local_sharing=local_sharing))
+
+
+@click.command(name="locality")
+@click.argument("out")
+@click.option("--nodes", type=int, default=486)
+@click.option("--cores", type=int, default=20)
+@click.option("--bandwidth", type=float, default=0.1e9, help="bytes/s per core link")
+@click.option("--memory", type=float, default=128e9, help="bytes per node")
+@click.option("--io-model", default="paper", type=click.Choice(LOCALITY_IO_MODELS))
+@click.option("--pfs-bandwidth", type=float, default=10e9, help="bytes/s (shared-pfs)")
+def locality_command(out, nodes, cores, bandwidth, memory, io_model, pfs_bandwidth):
+    """Write the locality platform (NODES x CORES and a PFS host) to OUT (:func:`locality_xml`)."""
+    try:
+        text = locality_xml(nodes, cores, bandwidth, memory, io_model, pfs_bandwidth)
+        with open(out, "w") as f:
+            f.write(text)
+    except (InputError, OSError) as e:
+        raise click.ClickException(str(e)) from None
+
+
+#: Batsim resources of the two machines of the list-vs-pack paper (nodes / block).
+LISTPACK_MACHINE_RESOURCES = {"mira": MIRA_NODES // MIRA_BLOCK, "uniform": UNIFORM_NODES // UNIFORM_BLOCK}
+
+
+@click.command(name="listpack", cls=OneLineErrorCommand)
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.option("--machine", type=click.Choice(sorted(LISTPACK_MACHINE_RESOURCES)), default="mira",
+              show_default=True, help="Mira (96 resources of 512 nodes) or Uniform (2048 resources of one node)")
+def listpack_command(out, machine):
+    """Write the list-vs-pack campaign platform of MACHINE to OUT (:func:`listpack_xml`;
+    the platform `iosched workload listpack --platform` writes)."""
+    try:
+        Path(out).write_text(listpack_xml(LISTPACK_MACHINE_RESOURCES[machine]))
+    except OSError as exc:
+        raise click.ClickException(f"{out}: cannot write: {exc.strerror or exc}") from None
+    click.echo(f"wrote {out}: {machine}, {LISTPACK_MACHINE_RESOURCES[machine]} resources")
+
+
+@click.command(name="pfsbw", cls=OneLineErrorCommand)
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.option("--nb-nodes", type=int, default=15, show_default=True)
+@click.option("--node-bw", type=float, default=PFSBW_NODE_BW, show_default=True, help="bytes/s")
+@click.option("--pfs-bw", type=float, default=PFSBW_PFS_BW, show_default=True, help="bytes/s")
+@click.option("--thread-bw", type=float, default=PFSBW_THREAD_BW, show_default=True, help="bytes/s")
+def pfsbw_command(out, nb_nodes, node_bw, pfs_bw, thread_bw):
+    """Write the pfsbw family's 15-node + PFS platform to OUT (:func:`pfsbw_xml`)."""
+    try:
+        Path(out).write_text(pfsbw_xml(nb_nodes, node_bw, pfs_bw, thread_bw))
+    except InputError as exc:
+        raise click.ClickException(str(exc)) from None

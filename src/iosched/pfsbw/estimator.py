@@ -110,7 +110,7 @@ class VarietyEstimator:
     def pretrain(self, samples: Mapping[str, Mapping[str, float]]) -> None:
         """Observe, once per variety, a job run alone: ``samples`` maps a
         variety to ``{"bytes": bytes, "runtime": s}`` (the output of
-        ``python -m iosched.experiments.pfsbw.workload pretrain``).
+        ``iosched workload pfsbw pretrain``).
 
         :raises InputError: a sample without numeric ``bytes``/``runtime``, or
             with a runtime that is not a positive finite number (a run that

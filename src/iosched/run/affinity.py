@@ -15,7 +15,7 @@ Measured on the project's machine type (2 vCPUs), full KTH-SP2, pybatsim
 ``easyBackfill``, embedded engine, the two processes started by hand back to
 back with and without ``taskset -c 0``: 41.3 s unpinned vs 18.1 s on one CPU
 with ``delay`` profiles, 78.2 s vs 25.2 s with ``parallel_homogeneous``
-profiles. ``python -m iosched.experiments.bench --cpu none`` measures the unpinned
+profiles. ``iosched bench --cpu none`` measures the unpinned
 setting. Simulated results do not depend on it.
 
 So :func:`iosched.run.simulation.run_simulation` runs both processes on one CPU by

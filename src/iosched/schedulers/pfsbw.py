@@ -31,7 +31,7 @@ Options (pybatsim ``-o`` JSON):
 * ``backfill_max`` -- ``BackfillMax`` (int >= 0) or ``"unlimited"``
   (default, Slurm's; 1 = EASY);
 * ``pretrain`` -- a JSON file (or dict) ``{variety: {"bytes", "runtime"}}``
-  of jobs run alone (``python -m iosched.experiments.pfsbw.workload pretrain``); without
+  of jobs run alone (``iosched workload pfsbw pretrain``); without
   it the estimator starts untrained;
 * ``decay`` -- the estimator's ``a`` (default 0.2);
 * ``measured`` -- use the measured current throughput ``R_now`` (default

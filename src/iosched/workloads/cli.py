@@ -1,20 +1,18 @@
-"""``iosched workload``: workload tools (click).
+"""``iosched workload swf``: SWF log -> Batsim workload (click).
 
-Subcommand ``swf2json [SWF] OUT.json`` converts a Standard Workload Format
+``iosched workload swf [SWF] OUT.json`` converts a Standard Workload Format
 log into a Batsim workload with :func:`iosched.workloads.convert.swf_to_batsim`
 and prints what it kept and dropped.  Without SWF it reads the KTH-SP2 trace
 from the shared data folder, ``<repo>/../shared/data/KTH-SP2-1996-2.1-cln.swf``
 (``<repo>`` found from this package's location, else from the current
 directory; :func:`iosched.workloads.default_swf.find_default_swf`).
-Subcommand ``bb [SWF] OUT`` writes the burst-buffer workload of
-:mod:`iosched.experiments.bb.workload` (its command lives there and is
-registered here lazily).  Errors are one line on stderr and a non-zero
+The other kinds of ``iosched workload`` are listed in
+:data:`iosched.cli.KINDS`.  Errors are one line on stderr and a non-zero
 exit status.
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import click
@@ -25,7 +23,7 @@ from iosched.workloads.convert import PROFILE_TYPES, swf_to_batsim
 from iosched.workloads.writer import dump_workload
 from iosched.workloads.default_swf import find_default_swf
 
-__all__ = ["workload_command"]
+__all__ = ["swf_command"]
 
 
 def _default_swf():
@@ -35,30 +33,7 @@ def _default_swf():
         raise click.ClickException(str(exc)) from None
 
 
-class _WorkloadGroup(click.Group):
-    """The ``workload`` group, whose family generators are registered lazily
-    (module string -> attribute): they live in the experiment wing, which
-    this package does not import."""
-
-    #: subcommand name -> (module, attribute holding the click command)
-    LAZY = {"bb": ("iosched.experiments.bb.workload", "bb_command")}
-
-    def list_commands(self, ctx):
-        return sorted([*super().list_commands(ctx), *self.LAZY])
-
-    def get_command(self, ctx, name):
-        if name in self.LAZY:
-            module, attr = self.LAZY[name]
-            return getattr(importlib.import_module(module), attr)
-        return super().get_command(ctx, name)
-
-
-@click.group(name="workload", cls=_WorkloadGroup)
-def workload_command():
-    """Workload tools: convert SWF traces to Batsim workloads."""
-
-
-@workload_command.command(name="swf2json", cls=OneLineErrorCommand)
+@click.command(name="swf", cls=OneLineErrorCommand)
 @click.argument("paths", nargs=-1, metavar="[SWF] OUT.json")
 @click.option("--nb-res", type=int, default=None, help="resources of the target platform [default: SWF MaxProcs]")
 @click.option("--first", type=int, default=None, help="keep only the first N job records")
@@ -74,7 +49,7 @@ def workload_command():
                    "swf_to_batsim_workload_delay.py -jwf (2 there) [default: max(requested, run time)]")
 @click.option("--use-allocated", is_flag=True,
               help="res = allocated processors, as Batsim's converter [default: requested processors]")
-def swf2json(paths, nb_res, first, start, end, profile_type, speed, walltime_factor, use_allocated):
+def swf_command(paths, nb_res, first, start, end, profile_type, speed, walltime_factor, use_allocated):
     """Convert SWF (default: the shared KTH-SP2 trace) to a Batsim workload OUT.json.
 
     Jobs that cannot run on NB_RES resources or have no run time are dropped;
@@ -87,7 +62,7 @@ def swf2json(paths, nb_res, first, start, end, profile_type, speed, walltime_fac
     elif len(paths) == 2:
         swf, out = paths
     else:
-        raise click.ClickException(f"swf2json: expected [SWF] OUT.json, got {len(paths)} arguments")
+        raise click.ClickException(f"swf: expected [SWF] OUT.json, got {len(paths)} arguments")
     try:
         workload, report = swf_to_batsim(
             swf, nb_res=nb_res, first=first, start=start, end=end, profile_type=profile_type, speed=speed,

@@ -4,7 +4,7 @@ DOI 10.1007/978-3-030-85665-6_8; arXiv 2109.00082v2): the table, the
 figures and the paper's claims next to ours, from a finished run of the
 campaign ``examples/bb_reproduction.yaml``.
 
-``python -m iosched.experiments.bb.reproduction CAMPAIGN_DIR
+``iosched repro bb CAMPAIGN_DIR
 [--output results/bb_reproduction]`` reads the campaign folder
 (``campaign.json`` and the run folders, see :mod:`iosched.campaign`) through
 :func:`iosched.analysis.campaign.campaign_table` (one row per run; its
@@ -89,7 +89,6 @@ __all__ = [
     "render_claims_md",
     "build",
     "reproduction_command",
-    "main",
 ]
 
 #: The paper's eight policies (campaign scheduler labels), in the paper's order.
@@ -763,7 +762,7 @@ def build(campaign_dir, out_dir="results/bb_reproduction", first_workload: str =
 # command line
 
 
-@click.command("bb-reproduction", cls=OneLineErrorCommand)
+@click.command("bb", cls=OneLineErrorCommand)
 @click.argument("campaign_dir", metavar="CAMPAIGN_DIR...", nargs=-1, required=True,
                 type=click.Path(file_okay=False))
 @click.option("--output", "-o", default="results/bb_reproduction", show_default=True,
@@ -805,14 +804,3 @@ def reproduction_command(campaign_dir, output, first_workload, parts_workload, t
         click.echo(f"bb reproduction: incomplete campaign: {len(rep.unused)} expected runs not "
                    "finished (listed above and in table.md)")
         sys.exit(1)
-
-
-def main(argv=None):
-    """Entry point of ``python -m iosched.experiments.bb.reproduction``."""
-    return reproduction_command.main(args=argv,
-                                     prog_name="python -m iosched.experiments.bb.reproduction",
-                                     standalone_mode=True)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -72,7 +72,7 @@ submission time instead (iosched before issue 13).
 
 Files are written by the one workload writer
 (:func:`iosched.workloads.writer.write_workload`, re-exported here).
-Command line: ``iosched workload bb [SWF] OUT`` (:func:`bb_command`).
+Command line: ``iosched workload bb [SWF] OUT`` (:func:`workload_command`).
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ __all__ = ["LOGNORM_S", "LOGNORM_LOC", "LOGNORM_SCALE", "BB_MIN", "SHORT_JOB", "
            "RUNTIME_FACTOR", "IO_BANDWIDTH", "BB_CAPACITY", "CAPS", "ARTIFACT_PARTS", "artifact_parts",
            "cap_bb", "COM_MEAN", "COM_STD", "NB_COMPUTE", "NB_STORAGE",
            "expected_bb_per_node", "expected_capacity_per_storage", "generate", "first_jobs",
-           "three_week_parts", "write_workload", "PART_SECONDS", "campaign_workload", "bb_command"]
+           "three_week_parts", "write_workload", "PART_SECONDS", "campaign_workload", "workload_command"]
 
 LOGNORM_S = 1.0972516604048774
 LOGNORM_LOC = -150361.59523836235     # KiB
@@ -341,6 +341,11 @@ def campaign_workload(seed: int = 0, swf: str = "default", first: Optional[int] 
         raise InputError(f"parts={parts!r}: expected 'artifact' or a positive integer")
     return three_week_parts(w, nb_parts=int(parts), length=float(part_days) * 24 * 3600)
 
+
+# --------------------------------------------------------------------------
+# command line
+
+
 def _default_swf():
     try:
         return find_default_swf()
@@ -361,7 +366,7 @@ def _default_swf():
               help="burst-buffer cap rule (docs/burst-buffers.md)")
 @click.option("--bandwidth", type=click.FloatRange(min=0, min_open=True), default=1250.0,
               show_default=True, help="I/O bandwidth of the compute-time correction, MB/s")
-def bb_command(paths, seed, first, parts, part_days, cap, bandwidth):
+def workload_command(paths, seed, first, parts, part_days, cap, bandwidth):
     """Burst-buffer workload (Kopanski & Rzadca, Euro-Par 2021) of an SWF log
     (default: the shared KTH-SP2 trace) for platforms/dragonfly96.xml.
 

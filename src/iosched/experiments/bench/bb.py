@@ -1,4 +1,4 @@
-"""``python -m iosched.experiments.bench.bb``: speed of the burst-buffer schedulers.
+"""``iosched bench bb``: speed of the burst-buffer schedulers.
 
 Two measurements (a benchmark, not a test: it asserts nothing and its
 figures depend on the machine), written to
@@ -208,7 +208,7 @@ def _full_side_by_side(platform, swf, policy, out_dir, reference, rounds, keep=N
     write_result(res, Path(out_dir) / f"bb_kth_full_{policy}_side_by_side.json")
 
 
-@click.command(name="bb-bench")
+@click.command(name="bb")
 @click.option("--swf", type=click.Path(dir_okay=False), default=None,
               help="SWF trace [default: ../shared/data/KTH-SP2-1996-2.1-cln.swf]")
 @click.option("--jobs", "nb_jobs", type=click.IntRange(min=1), default=1000, show_default=True)
@@ -283,12 +283,3 @@ def bench_command(swf, nb_jobs, plan_jobs, full_policies, full_cap, reference, f
     res["machine"] = {"python": sys.version.split()[0], "load_avg_1min": [load0, round(os.getloadavg()[0], 2)]}
     res["calibration"] = calibrate()
     write_result(res, out / f"bb_kth{nb_jobs}_sjf-bb.json")
-
-
-def main(argv=None):
-    """Entry point of ``python -m iosched.experiments.bench.bb``."""
-    return bench_command.main(args=argv, prog_name="python -m iosched.experiments.bench.bb", standalone_mode=True)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """Benchmark: parallel efficiency of a campaign on this machine's cores.
 
-``python -m iosched.experiments.bench.campaign [--runs 16] [--jobs 500] [--workers N]``
+``iosched bench campaign [--runs 16] [--jobs 500] [--workers N]``
 builds a campaign of *runs* identical short runs (one synthetic workload of
 *jobs* delay jobs on a 16-node cluster, EASY backfilling, the runs differ only
 by their seed label), executes it once with 1 local Dask worker (time T1) and
@@ -29,7 +29,7 @@ from iosched.campaign.generators import synthetic_workload
 from iosched.campaign.schema import load_campaign
 from iosched.workloads.writer import dump_workload
 
-__all__ = ["measure", "main"]
+__all__ = ["measure", "bench_command"]
 
 
 def _campaign(folder: Path, runs: int, jobs: int) -> Path:
@@ -63,7 +63,7 @@ def measure(workers: int, runs: int = 16, jobs: int = 500) -> dict:
             "mean_run_s": round(sum(walls) / len(walls), 3)}
 
 
-@click.command()
+@click.command(name="campaign")
 @click.option("--runs", default=16, show_default=True, type=click.IntRange(min=1))
 @click.option("--jobs", default=500, show_default=True, type=click.IntRange(min=1),
               help="Delay jobs per run (16-node cluster, EASY).")
@@ -73,7 +73,7 @@ def measure(workers: int, runs: int = 16, jobs: int = 500) -> dict:
               help="Measure T1 and TN this many times, alternately, and keep the smallest "
                    "of each (robust to other load on the machine).")
 @click.option("--output", default="results/bench/campaign_efficiency.json", show_default=True)
-def main(runs, jobs, workers, repeat, output):
+def bench_command(runs, jobs, workers, repeat, output):
     """Measure T1 / (N x TN) for a campaign of identical short runs."""
     n = workers or os.cpu_count() or 1
     versions()  # warm the cache: not part of either measurement
@@ -105,7 +105,3 @@ def main(runs, jobs, workers, repeat, output):
     out.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     click.echo(f"T1 = {one['wall_time_s']:.2f} s, T{n} = {many['wall_time_s']:.2f} s, "
                f"efficiency = {eff:.3f} (target 0.8) -> {out}")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

@@ -1,4 +1,4 @@
-"""``python -m iosched.experiments.bench.dad``: speed of the data-aware dispatchers.
+"""``iosched bench dad``: speed of the data-aware dispatchers.
 
 A benchmark, not a test (it asserts nothing; its figures depend on the
 machine): the scale-out of :func:`iosched.experiments.dad.reproduction.scale` on 64 and 512
@@ -33,18 +33,14 @@ from iosched.paths import REPO_ROOT
 from iosched.workloads.default_swf import find_default_swf
 
 
-@click.command(cls=OneLineErrorCommand)
+@click.command(name="dad", cls=OneLineErrorCommand)
 @click.option("--jobs", type=int, default=4000, show_default=True, help="KTH jobs on 512 nodes")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="result file (default results/bench/dad_512.json)")
-def main(jobs, out):
+def bench_command(jobs, out):
     """Time the data-aware dispatchers on 512 NUSA nodes (and 64)."""
     path = Path(out) if out else REPO_ROOT / "results" / "bench" / "dad_512.json"
     with tempfile.TemporaryDirectory(prefix="iosched-bench-dad-") as t:
         scale(Path(t), REPO_ROOT / "results" / "dad", find_default_swf(), ((64, 2000), (512, jobs)), bench=path)
     click.echo(json.dumps(json.loads(path.read_text()), indent=2, sort_keys=True))
     click.echo(f"written to {path}")
-
-
-if __name__ == "__main__":
-    main()

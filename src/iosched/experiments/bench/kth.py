@@ -84,7 +84,7 @@ REFERENCE = {
 }
 
 
-@click.command(name="bench")
+@click.command(name="kth")
 @click.option("--swf", type=click.Path(dir_okay=False), default=None,
               help="SWF trace [default: ../shared/data/KTH-SP2-1996-2.1-cln.swf]")
 @click.option("--profiles", type=click.Choice(["delay", "parallel_homogeneous"]), default="delay",
@@ -278,7 +278,7 @@ def compare(swf, profiles, nb_res, nb_jobs, quiet, cpu, output, names, repeat, i
     loads = [x for rs in runs.values() for r in rs for x in (r["load_1min_before"], r["load_1min_after"])]
     res = {
         "benchmark": "kth_full_side_by_side",
-        "command": "python -m iosched.experiments.bench " + " ".join(
+        "command": "iosched bench " + " ".join(
             [f"--scheduler {n}" for n in names] + [f"--repeat {repeat}"]
             + (["--quiet-scheduler"] if quiet else []) + ([f"--cpu {cpu}"] if cpu != "auto" else [])
             + ([f"--profiles {profiles}"] if profiles != "delay" else [])
@@ -298,12 +298,3 @@ def compare(swf, profiles, nb_res, nb_jobs, quiet, cpu, output, names, repeat, i
     }
     suffix = ("_inproc" if in_process else "") + ("_ref-batsim" if reference_engine == "batsim" else "")
     write_result(res, out / f"kth_full_{profiles}_vs_{'_'.join(names)}{suffix}.json")
-
-
-def main(argv=None):
-    """Entry point of ``python -m iosched.experiments.bench``."""
-    return bench_command.main(args=argv, prog_name="iosched bench", standalone_mode=True)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

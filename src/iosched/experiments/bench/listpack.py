@@ -1,4 +1,4 @@
-"""Benchmark of the list vs pack family (``python -m iosched.experiments.bench.listpack``).
+"""Benchmark of the list vs pack family (``iosched bench listpack``).
 
 * one M-BN workload at alpha 0.6 (seed 1, ``--n-jobs`` jobs, default 100)
   with each of the eight schedulers in the exclusive model, and io-list /
@@ -54,8 +54,7 @@ from iosched.listpack.metrics import read_phases
 from iosched.paths import REPO_ROOT
 from iosched.run.simulation import run_simulation
 
-__all__ = ["bench_run", "sweep_record", "median_run_side_by_side", "main",
-           "MEDIAN_RUN"]
+__all__ = ["bench_run", "sweep_record", "median_run_side_by_side", "bench_command", "MEDIAN_RUN"]
 
 #: the Mira sweep's median workload by phase jobs (family, alpha, seed, jobs)
 MEDIAN_RUN = ("M-BN", 0.2, 7, 30)
@@ -158,7 +157,7 @@ def median_run_side_by_side(reference, repeat: int, in_process: bool, keep=None)
     return res
 
 
-@click.command()
+@click.command(name="listpack")
 @click.option("--n-jobs", default=100, show_default=True, help="jobs of the M-BN workload")
 @click.option("--repeat", default=3, show_default=True, help="runs per scheduler (median)")
 @click.option("--sweep", "sweeps", multiple=True,
@@ -224,12 +223,3 @@ def bench_command(n_jobs, repeat, sweeps, record, load_log, reference, in_proces
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
     write_result(res, out)
-
-
-def main(argv=None):
-    """Entry point (click)."""
-    return bench_command.main(args=argv, standalone_mode=True)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
 """Benchmark of the locality policies on the Uppmax day (21,819 jobs, 9,720 cores).
 
-``python -m iosched.experiments.bench.locality [--policies lea,...] [--out results/bench]``
+``iosched bench locality [--policies lea,...] [--out results/bench]``
 runs each policy with the artifact's loop (:mod:`iosched.experiments.locality.replay`)
 and writes ``results/bench/locality_<policy>.json``: wall time (s), CPU time
 of the process (s), planning passes, decisions (jobs planned), and the time
@@ -21,20 +21,20 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
+import click
 import numpy as np
 
-from iosched.clicommon import OneLineArgumentParser
 from iosched.errors import InputError
 from iosched.experiments.common import calibrate, cpu_times, steal_share, write_result
 from iosched.experiments.locality.reproduction import DATA, merge_rows, run_policy
 from iosched.locality.metrics import write_jobs
 from iosched.locality.planner import POLICIES
 
-__all__ = ["main", "bucket_stats", "speed_table"]
+__all__ = ["bench_command", "bucket_stats", "speed_table"]
 
 #: artifact's time per policy on this machine type (s), from the issue
 TARGET_S = 240.0
@@ -90,19 +90,20 @@ def speed_table(bench_dir) -> str:
     return "\n".join(rows) + "\n"
 
 
-def main(argv=None) -> int:
-    ap = OneLineArgumentParser(prog="python -m iosched.experiments.bench.locality")
-    ap.add_argument("--policies", default=",".join(POLICIES))
-    ap.add_argument("--workload", default=str(DATA / "2022-09-10_V10000_anonymous.txt"))
-    ap.add_argument("--cluster", default=str(DATA / "cluster_450_128_32_256_4_1024.txt"))
-    ap.add_argument("--out", default="results/bench")
-    ap.add_argument("--results", default="", help="also write the reproduction outputs here")
-    ap.add_argument("--table", action="store_true",
-                    help="only write OUT/locality_speed.md from the existing locality_<policy>.json")
-    a = ap.parse_args(argv)
+@click.command(name="locality")
+@click.option("--policies", default=",".join(POLICIES))
+@click.option("--workload", default=str(DATA / "2022-09-10_V10000_anonymous.txt"))
+@click.option("--cluster", default=str(DATA / "cluster_450_128_32_256_4_1024.txt"))
+@click.option("--out", default="results/bench")
+@click.option("--results", default="", help="also write the reproduction outputs here")
+@click.option("--table", is_flag=True,
+              help="only write OUT/locality_speed.md from the existing locality_<policy>.json")
+def bench_command(**options):
+    """Time the locality policies on the Uppmax day with the artifact's loop."""
+    a = SimpleNamespace(**options)
     if a.table:
         (Path(a.out) / "locality_speed.md").write_text(speed_table(a.out))
-        return 0
+        return
     try:
         Path(a.out).mkdir(parents=True, exist_ok=True)
         cal = calibrate()
@@ -131,10 +132,4 @@ def main(argv=None) -> int:
             print(p, "wall", round(wall, 1), "cpu", round(cpu, 1), {k: row[k] for k in ("mean_stretch", "reuses")},
                   flush=True)
     except InputError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        raise click.ClickException(str(e)) from None

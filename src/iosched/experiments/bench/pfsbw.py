@@ -1,4 +1,4 @@
-"""``python -m iosched.experiments.bench.pfsbw``: speed of the pfsbw schedulers
+"""``iosched bench pfsbw``: speed of the pfsbw schedulers
 (Goponenko et al., PMBS 2024) on Workload 2.
 
 A benchmark, not a test: it asserts nothing and its figures depend on the
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -64,11 +63,11 @@ def decision_table(passes: list) -> list:
     return out
 
 
-@click.command()
+@click.command(name="pfsbw")
 @click.option("--out", default=str(REPO_ROOT / "results" / "bench" / "pfsbw_w2.json"), show_default=True)
 @click.option("-p", "--platform", "platform", default=str(REPO_ROOT / "platforms" / "pfsbw15.xml"),
               show_default=True)
-def main(out, platform):
+def bench_command(out, platform):
     """Time Workload 2 with every pfsbw scheduler configuration."""
     res = {"calibration": calibrate(), "workload": "Workload 2 (1550 jobs, sleep 600 s)",
            "target_s": 30, "runs": {}}
@@ -95,7 +94,3 @@ def main(out, platform):
             click.echo(f"{label}: {wall:.1f} s", err=True)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     write_result(res, Path(out))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,4 @@
-"""``python -m iosched.experiments.bench.scale``: cost of a simulation as jobs and nodes grow.
+"""``iosched bench scale``: cost of a simulation as jobs and nodes grow.
 
 Issue 28, item 3: a synthetic machine of 10,000 compute nodes with 100,000
 jobs, ``delay`` or ``parallel_homogeneous`` profiles; the peak memory of the
@@ -65,7 +65,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from iosched.clicommon import OneLineErrorCommand
+from iosched.clicommon import OneLineErrorCommand, command_line
 from iosched.errors import InputError
 from iosched.experiments.common import calibrate, cpu_times, steal_share, write_result
 from iosched.experiments.platforms import cluster_xml
@@ -77,7 +77,7 @@ from iosched.workloads.writer import dump_workload
 from iosched.workloads.default_swf import find_default_swf
 
 __all__ = ["SOURCE_NODES", "GRID_JOBS", "GRID_NODES", "GRID_NODES_FIXED", "GRID_JOBS_FIXED",
-           "ROLES", "synthetic_workload", "write_inputs", "measure", "main"]
+           "ROLES", "synthetic_workload", "write_inputs", "measure", "scale_command"]
 
 #: nodes of the machine the source trace ran on (KTH-SP2: 100)
 SOURCE_NODES = 100
@@ -318,7 +318,6 @@ def scale_command(nb_nodes, nb_jobs, profiles, scheduler, in_process, grid, repe
     """Time a synthetic NODES x JOBS simulation: wall time, engine and scheduler peak memory."""
     from iosched.run.simulation import resolve_scheduler
 
-    argv = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("scale.py", "-m")) else None
     try:
         if scheduler != PYBATSIM_EASY:
             resolve_scheduler(scheduler)  # an unknown name fails before anything is generated
@@ -342,10 +341,9 @@ def scale_command(nb_nodes, nb_jobs, profiles, scheduler, in_process, grid, repe
     except (InputError, RunError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     loads = [x for p in measured for r in p["runs"] for x in (r["load_1min_before"], r["load_1min_after"])]
-    command = "python -m iosched.experiments.bench.scale " + (" ".join(argv) if argv is not None else "")
     res = {
         "benchmark": "scale_grid" if grid else "scale",
-        "command": command.strip(),
+        "command": command_line(click.get_current_context()),
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", t0),
         "profiles": profiles,
         "scheduler": (f"pybatsim 3.2.1 {PYBATSIM_EASY}" if scheduler == PYBATSIM_EASY else scheduler)
@@ -364,12 +362,3 @@ def scale_command(nb_nodes, nb_jobs, profiles, scheduler, in_process, grid, repe
     name = (f"scale_grid_{profiles}{suffix}.json" if grid
             else f"scale_{profiles}_{nb_nodes}x{nb_jobs}{suffix}.json")
     write_result(res, out / name)
-
-
-def main(argv=None):
-    """Entry point of ``python -m iosched.experiments.bench.scale``; returns the exit status."""
-    return scale_command.main(args=argv, prog_name="python -m iosched.experiments.bench.scale", standalone_mode=True)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,5 +1,5 @@
 """Reproduction of Li & Tatebe (IEEE Systems Journal 2017), Section V, and
-its scale-out (``python -m iosched.experiments.dad reproduce --out results/dad``).
+its scale-out (``iosched repro dad --out results/dad``).
 
 Runs on the embedded engine, on the paper's machine (4 nodes x 16 slots, 1
 Gbit/s Ethernet, :func:`iosched.experiments.platforms.nusa_xml`):
@@ -26,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import click
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -35,6 +36,7 @@ from iosched.analysis.jobs import load_jobs  # noqa: E402
 from iosched.analysis.metrics import job_metrics  # noqa: E402
 from iosched.api import PER_JOB  # noqa: E402
 from iosched.batsim.jobs import local_id  # noqa: E402
+from iosched.clicommon import OneLineErrorCommand, input_errors_one_line  # noqa: E402
 from iosched.experiments.common import calibrate  # noqa: E402
 from iosched.experiments.dad.workload import (GB, MB, blast_like, check_workload, file_benchmark,  # noqa: E402
                                               trace_driven, write_workload)
@@ -43,7 +45,7 @@ from iosched.run.simulation import run_simulation  # noqa: E402
 from iosched.sched.iojob import read_io  # noqa: E402
 
 __all__ = ["PAPER", "run", "file_benchmarks", "local_sharing", "blast", "scale", "decision_stats",
-           "delay_outcomes", "main"]
+           "delay_outcomes", "main", "repro_command"]
 
 #: The paper's figures (Section V and VI).
 PAPER = {"thput_torque_MBps": 780.11, "thput_dad_MBps": 2803.61, "thput_ratio": 3.59,
@@ -394,3 +396,17 @@ def main(out, swf=None, scale_sizes=((64, 2000), (512, 4000)), keep=None, bench=
         write_table(out, fb, bl)
         if swf is not None:
             scale(tmp, out, Path(swf), scale_sizes, bench=bench)
+
+
+# --------------------------------------------------------------------------
+# command line
+
+
+@click.command(name="dad", cls=OneLineErrorCommand)
+@click.option("--out", type=click.Path(file_okay=False), default="results/dad", show_default=True)
+@click.option("--swf", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="SWF trace for the 64/512-node scale-out")
+@input_errors_one_line
+def repro_command(out, swf):
+    """Run the reproduction (Section V) and, with --swf, the scale-out."""
+    main(out, swf)

@@ -39,17 +39,23 @@ writes it byte-identically.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import click
 import numpy as np
 
+from iosched.checks import check_output_file
+from iosched.clicommon import OneLineErrorCommand, input_errors_one_line
 from iosched.dad.model import read_task
+from iosched.engine.platform import read_hosts
 from iosched.errors import InputError
-from iosched.sched.iojob import InputFile, IOJob, to_json
 from iosched.experiments.platforms import node_name
+from iosched.sched.iojob import InputFile, IOJob, to_json
 from iosched.workloads.writer import write_workload
 
 __all__ = ["GB", "MB", "file_benchmark", "blast_shares", "blast_like", "trace_driven",
-           "write_workload", "check_workload", "read_profile", "read_profile_name", "task_profile_name"]
+           "write_workload", "check_workload", "read_profile", "read_profile_name", "task_profile_name",
+           "workload_command"]
 
 GB = 1e9
 MB = 1e6
@@ -329,7 +335,7 @@ def check_workload(workload: dict, nodes, source: str = "workload") -> None:
             if "generation_strategy" in profiles[pname]:
                 raise InputError(f"{where}: profile {pname!r} has 'generation_strategy', which Batsim 4.2.1 "
                                  f"ignores (every executor would read all of bytes_to_read); give the bytes "
-                                 f"per executor instead (python -m iosched.experiments.dad workload)")
+                                 f"per executor instead (iosched workload dad)")
         res = job.get("res")
         for pname, prof, label in steps:
             if label not in sizes:
@@ -342,3 +348,65 @@ def check_workload(workload: dict, nodes, source: str = "workload") -> None:
                 raise InputError(f"{where}: profile {pname!r} reads {per!r} B per executor x res={res} of "
                                  f"file {label!r}, whose size is {sizes[label]:g} B (expected "
                                  f"{sizes[label] / res!r} B per executor)")
+
+
+# --------------------------------------------------------------------------
+# command line
+
+#: The workloads of ``iosched workload dad KIND OUT``: kind -> help.
+WORKLOAD_KINDS = {
+    "readgf": "the readgf file benchmark: 20 files of 1 GB, one task per file",
+    "thput-gfpio": "the thput-gfpio file benchmark: 20 files of 1 GB, one task per file",
+    "blast": "the BLAST-like benchmark",
+    "kth": "tasks of an SWF trace (--swf), scaled to the machine",
+}
+
+
+@click.group(name="dad")
+def workload_command():
+    """Workloads of the data-aware dispatch family (Li & Tatebe 2017) and their check."""
+
+
+def _kind_command(kind):
+    """The click command writing the workload ``kind`` (a key of :data:`WORKLOAD_KINDS`)."""
+    @click.command(name=kind, cls=OneLineErrorCommand, help=f"Write {WORKLOAD_KINDS[kind]} to OUT.")
+    @click.argument("out", type=click.Path(dir_okay=False))
+    @click.option("--nodes", type=int, default=4, show_default=True)
+    @click.option("--slots", type=int, default=16, show_default=True)
+    @click.option("--swf", type=click.Path(), default=None, help="SWF trace (kind kth)")
+    @click.option("--first", type=int, default=1000, show_default=True)
+    @click.option("--seed", type=int, default=0, show_default=True)
+    @click.option("--load", type=float, default=0.9, show_default=True)
+    @input_errors_one_line
+    def command(out, nodes, slots, swf, first, seed, load):
+        check_output_file(out)
+        if kind in ("readgf", "thput-gfpio"):
+            w = file_benchmark(20, GB, nodes, kind.replace("-", ""))
+        elif kind == "blast":
+            w = blast_like(nb_nodes=nodes, set_bytes_n=8 * GB)
+        else:
+            if swf is None:
+                raise InputError("workload kth: --swf is required")
+            w = trace_driven(swf, nodes, slots, first=first, seed=seed, load=load)
+        write_workload(w, out)
+    return command
+
+
+for _kind in WORKLOAD_KINDS:
+    workload_command.add_command(_kind_command(_kind))
+
+
+@workload_command.command(cls=OneLineErrorCommand)
+@click.argument("workload_file", type=click.Path())
+@click.argument("platform_file", type=click.Path())
+@input_errors_one_line
+def check(workload_file, platform_file):
+    """Check WORKLOAD_FILE's files and replicas against PLATFORM_FILE's nodes."""
+    try:
+        w = json.loads(Path(workload_file).read_text())
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{workload_file}: cannot read the workload: {exc}") from None
+    hosts = read_hosts(platform_file)
+    nodes = {h.properties["node"] for h in hosts.values() if "node" in h.properties}
+    check_workload(w, nodes, workload_file)
+    click.echo(f"{workload_file}: {len(w.get('jobs', []))} tasks OK on {len(nodes)} nodes")

@@ -1,7 +1,7 @@
 """Tables and figures of the list vs pack reproduction (Jeannot, Pallez &
 Vidal, IJHPCA 2023, Figs. 4-9) from finished campaign folders.
 
-    python -m iosched.experiments.listpack.reproduction OUT_DIR CAMPAIGN_DIR [CAMPAIGN_DIR ...]
+    iosched repro listpack OUT_DIR CAMPAIGN_DIR [CAMPAIGN_DIR ...]
 
 Writes ``OUT_DIR/runs.csv`` (one row per run: family, alpha, volume rule,
 scheduler label, I/O model, seed, the :func:`iosched.listpack.metrics.summary`
@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 import warnings
 from pathlib import Path
 from statistics import NormalDist
 
+import click
 import matplotlib
 
 matplotlib.use("Agg")
@@ -37,7 +37,7 @@ import pandas as pd  # noqa: E402
 from iosched.errors import InputError  # noqa: E402
 from iosched.listpack.metrics import binned_usage, job_table, read_phases, read_workload, series, summary  # noqa: E402
 
-__all__ = ["collect", "write_tables", "figures", "main"]
+__all__ = ["collect", "write_tables", "figures", "repro_command"]
 
 FAMILIES = ("M-BN", "M-No", "U-BN", "U-No")
 
@@ -330,19 +330,19 @@ def figures(df: pd.DataFrame, data: dict, out: Path, usage_alpha: float = 0.6,
     plt.close(fig)
 
 
-def main(argv=None) -> int:
-    """Command line (module doc); one-line errors, exit status 2."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if len(argv) < 2:
-        print("usage: python -m iosched.experiments.listpack.reproduction OUT_DIR CAMPAIGN_DIR [...]", file=sys.stderr)
-        return 2
-    out = Path(argv[0])
+@click.command(name="listpack")
+@click.argument("out_dir")
+@click.argument("campaign_dir", nargs=-1, required=True)
+def repro_command(out_dir, campaign_dir):
+    """Tables and figures of the list vs pack reproduction (Jeannot, Pallez &
+    Vidal, IJHPCA 2023) from the finished campaign folders CAMPAIGN_DIR...,
+    written to OUT_DIR."""
+    out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
-        df, data = collect(argv[1:])
+        df, data = collect(list(campaign_dir))
     except (InputError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise click.ClickException(str(exc)) from None
     df.to_csv(out / "runs.csv", index=False, float_format="%.6g")
     paper, vtime = df[df["volume"] == "paper"], df[df["volume"] == "time"]
     if not paper.empty:
@@ -353,8 +353,3 @@ def main(argv=None) -> int:
         write_tables(vtime, out / "volume_time", runs_csv=False)
         figures(vtime, data, out / "volume_time", idle_family="M-No")
     print(f"{len(df)} runs -> {out}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

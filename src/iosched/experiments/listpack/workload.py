@@ -44,9 +44,12 @@ from pathlib import Path
 
 from statistics import NormalDist
 
+import click
 import numpy as np
 
-from iosched.errors import InputError
+from iosched.clicommon import OneLineErrorCommand
+from iosched.errors import InputError, one_line
+from iosched.experiments.platforms import listpack_xml
 from iosched.sched.iojob import IOJob, Periodic, to_json
 from iosched.listpack.model import (DEFAULT_BANDWIDTH, MIRA_BLOCK, MIRA_NODES, UNIFORM_BLOCK,
                                     UNIFORM_NODES, Machine, PeriodicJob, io_load)
@@ -54,7 +57,7 @@ from iosched.workloads.writer import write_workload as _write
 
 __all__ = ["FAMILIES", "LAMBDA", "Q_MIN", "Q_MAX", "BN_MEANS", "GeneratedWorkload",
            "mira_nodes", "mira_median", "truncated_normal", "truncated_mean", "generate", "to_batsim",
-           "campaign_workload", "write_workload"]
+           "campaign_workload", "write_workload", "workload_command"]
 
 #: Workload families: (job protocol, I/O protocol).
 FAMILIES = {"M-BN": ("mira", "bn"), "M-No": ("mira", "no"), "U-BN": ("uniform", "bn"),
@@ -292,3 +295,34 @@ def write_workload(path, wl: GeneratedWorkload) -> Path:
         return _write(to_batsim(wl), path)
     except OSError as exc:
         raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
+# --------------------------------------------------------------------------
+# command line
+
+
+@click.command(name="listpack", cls=OneLineErrorCommand, error_prefix="iosched workload listpack")
+@click.argument("family")
+@click.argument("alpha", type=float)
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--n-jobs", default=30, show_default=True, type=int)
+@click.option("--volume", default="paper", show_default=True, help="paper (v = X w B Q / P) or time (v = X w B)")
+@click.option("--platform", "platform_out", default=None, type=click.Path(dir_okay=False),
+              help="also write the family's platform XML there")
+def workload_command(family, alpha, out, seed, n_jobs, volume, platform_out):
+    """Generate a workload of FAMILY (M-BN, M-No, U-BN, U-No) at I/O load ALPHA."""
+    try:
+        wl = generate(family, alpha, seed, n_jobs, volume=volume)
+        write_workload(out, wl)
+        if platform_out:
+            try:
+                with open(platform_out, "w") as f:
+                    f.write(listpack_xml(wl.machine.resources))
+            except OSError as exc:
+                raise InputError(f"{platform_out}: cannot write: {exc.strerror or exc}") from None
+    except InputError as exc:
+        click.echo(f"iosched workload listpack: {one_line(exc)}", err=True)
+        raise click.exceptions.Exit(2) from None
+    click.echo(f"wrote {out}: {family} alpha={wl.alpha:.4f} ({len(wl.jobs)} jobs, "
+               f"{wl.machine.resources} resources of {wl.machine.block} nodes)")

@@ -1,7 +1,7 @@
 """Whole-day engine runs of the locality policies: both I/O models, the table,
 the agreement with the artifact loop, and the run times.
 
-``python -m iosched.experiments.locality.engine_runs [--models paper,shared-pfs]
+``iosched repro locality engine-runs [--models paper,shared-pfs]
 [--policies fcfs,lea,...] [--work DIR] [--results results/locality]
 [--bench results/bench] [--pfs-bandwidth 10e9[,1e9...]]`` runs every (model,
 policy) on the embedded engine (``iosched run`` with the ``loc-<policy>``
@@ -28,7 +28,8 @@ tabulates the runs already there). Then it writes:
   its CPU, planning CPU, passes, decisions) and the 1-minute load average
   at the start (runs on a loaded machine take longer in wall time).
 
-Errors (missing input, a failed run) are one line on stderr and exit 2.
+Errors (missing input, a failed run) are one line on stderr and exit 1
+(usage errors: exit 2).
 """
 
 from __future__ import annotations
@@ -41,10 +42,13 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
+
+import click
 
 from iosched.api import simulate
 from iosched.batsim.jobs import local_id
-from iosched.clicommon import OneLineArgumentParser
+from iosched.clicommon import command_line
 from iosched.errors import InputError
 from iosched.experiments.common import write_result
 from iosched.experiments.locality.reproduction import DATA
@@ -55,7 +59,7 @@ from iosched.locality.planner import POLICIES
 from iosched.locality.policy import second
 from iosched.run.result import RunError
 
-__all__ = ["main", "run_one", "same_as_loop", "engine_table"]
+__all__ = ["repro_command", "run_one", "same_as_loop", "engine_table"]
 
 #: Columns of ``uppmax_engine.{csv,md}``: the I/O model, then the metrics.
 TABLE_COLUMNS = ["io_model", *COLUMNS, "same_as_loop"]
@@ -124,19 +128,21 @@ def engine_table(rows: list, path: Path) -> None:
     path.with_suffix(".md").write_text("\n".join(lines) + "\n")
 
 
-def main(argv=None) -> int:
-    ap = OneLineArgumentParser(prog="python -m iosched.experiments.locality.engine_runs")
-    ap.add_argument("--models", default=",".join(IO_MODELS))
-    ap.add_argument("--policies", default=",".join(POLICIES))
-    ap.add_argument("--workload", default=str(DATA / "2022-09-10_V10000_anonymous.txt"))
-    ap.add_argument("--work", default="results/campaigns/locality_engine_day",
-                    help="run outputs (resumable)")
-    ap.add_argument("--results", default="results/locality")
-    ap.add_argument("--bench", default="results/bench")
-    ap.add_argument("--pfs-bandwidth", default="10e9", help="bytes/s (shared-pfs), comma-separated")
-    ap.add_argument("--collect", action="store_true",
-                    help="run nothing: tables of the runs already in --work, skipping the others")
-    a = ap.parse_args(argv)
+@click.command(name="engine-runs")
+@click.option("--models", default=",".join(IO_MODELS))
+@click.option("--policies", default=",".join(POLICIES))
+@click.option("--workload", default=str(DATA / "2022-09-10_V10000_anonymous.txt"))
+@click.option("--work", default="results/campaigns/locality_engine_day", help="run outputs (resumable)")
+@click.option("--results", default="results/locality")
+@click.option("--bench", default="results/bench")
+@click.option("--pfs-bandwidth", default="10e9", help="bytes/s (shared-pfs), comma-separated")
+@click.option("--collect", is_flag=True,
+              help="run nothing: tables of the runs already in --work, skipping the others")
+@click.pass_context
+def repro_command(ctx, **options):
+    """Whole-day engine runs of the locality policies: both I/O models, the
+    table, the agreement with the artifact loop, and the run times."""
+    a = SimpleNamespace(**options)
     try:
         models = [m for m in a.models.split(",") if m]
         policies = [p for p in a.policies.split(",") if p]
@@ -181,14 +187,8 @@ def main(argv=None) -> int:
                 rows.append(row)
         engine_table(rows, results / "uppmax_engine")
         write_result({"benchmark": "locality_uppmax_engine_whole_day",
-                      "command": "python -m iosched.experiments.locality.engine_runs " + " ".join(argv or sys.argv[1:]),
+                      "command": command_line(ctx),
                       "runs": runs},
                      bench / "locality_engine_day.json")
     except (InputError, RunError, OSError, KeyError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        raise click.ClickException(str(e)) from None

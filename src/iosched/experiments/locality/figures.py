@@ -18,15 +18,13 @@ from __future__ import annotations
 import csv
 import heapq
 import json
-import sys
 from pathlib import Path
 
+import click
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-
-from iosched.clicommon import OneLineArgumentParser  # noqa: E402
 
 __all__ = ["UsageTrace", "usage_figure", "ratio_figure", "read_usage"]
 
@@ -128,17 +126,15 @@ def ratio_figure(fcfs_csv, policy_csv, policy: str, out) -> dict:
             "equal": sum(r == 1 for r in ratio)}
 
 
-def main(argv=None) -> int:
-    """``python -m iosched.experiments.locality.figures --dir results/locality``: Fig. 5
-    for every ``jobs_<policy>.csv`` beside ``jobs_fcfs.csv`` (and
-    ``jobs_<p>-bf.csv`` against ``jobs_fcfs-bf.csv``), Fig. 3 for every
-    ``usage_<policy>.csv``; writes ``ratios.json`` (jobs better / worse /
-    equal than with the reference)."""
-    ap = OneLineArgumentParser(prog="python -m iosched.experiments.locality.figures")
-    ap.add_argument("--dir", default="results/locality")
-    ap.add_argument("--total", type=int, default=9720, help="cores of the cluster")
-    a = ap.parse_args(argv)
-    d = Path(a.dir)
+@click.command(name="figures")
+@click.option("--dir", "folder", default="results/locality")
+@click.option("--total", type=int, default=9720, help="cores of the cluster")
+def repro_command(folder, total):
+    """Fig. 5 for every jobs_<policy>.csv of --dir beside jobs_fcfs.csv (and
+    jobs_<p>-bf.csv against jobs_fcfs-bf.csv), Fig. 3 for every
+    usage_<policy>.csv; writes ratios.json (jobs better / worse / equal
+    than with the reference)."""
+    d = Path(folder)
     counts = {}
     for f in sorted(d.glob("jobs_*.csv")):
         pol = f.stem[len("jobs_"):]
@@ -151,10 +147,5 @@ def main(argv=None) -> int:
         pol = f.stem[len("usage_"):]
         rows = read_usage(f)
         win = json.loads((d / "evaluated_window.json").read_text()) if (d / "evaluated_window.json").exists() else []
-        usage_figure(rows, a.total, tuple(win), f"Cluster usage, {pol}", d / f"fig3_usage_{pol}.png")
+        usage_figure(rows, total, tuple(win), f"Cluster usage, {pol}", d / f"fig3_usage_{pol}.png")
     (d / "ratios.json").write_text(json.dumps(counts, indent=1, sort_keys=True))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """Reproduce the locality paper's comparison on one day (artifact loop, ``paper`` I/O model).
 
-``python -m iosched.experiments.locality.reproduction --workload W --cluster C --out DIR
+``iosched repro locality loop --workload W --cluster C --out DIR
 [--policies fcfs,lea,...]`` runs :func:`iosched.experiments.locality.replay.replay`
 for each policy and writes ``DIR/uppmax_paper.{csv,md}`` (one row a policy,
 :data:`iosched.locality.metrics.COLUMNS`), ``DIR/jobs_<policy>.csv`` and
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
 import time
 from pathlib import Path
 
-from iosched.clicommon import OneLineArgumentParser
+import click
+
 from iosched.errors import InputError
 from iosched.experiments.locality.figures import UsageTrace
 from iosched.experiments.locality.replay import replay
@@ -62,28 +62,28 @@ def merge_rows(path, rows: list) -> list:
     return merged
 
 
-def main(argv=None) -> int:
-    ap = OneLineArgumentParser(prog="python -m iosched.experiments.locality.reproduction", description=__doc__.split("\n")[0])
-    ap.add_argument("--workload", default=str(DATA / "2022-09-10_V10000_anonymous.txt"))
-    ap.add_argument("--cluster", default=str(DATA / "cluster_450_128_32_256_4_1024.txt"))
-    ap.add_argument("--policies", default=",".join(POLICIES))
-    ap.add_argument("--out", default="results/locality")
-    ap.add_argument("--name", default="uppmax_paper")
-    ap.add_argument("--usage", default="", help="policies whose cluster usage is traced (Fig. 3)")
-    ap.add_argument("--merge", action="store_true", help="merge the rows into an existing table")
-    a = ap.parse_args(argv)
+@click.command(name="loop")
+@click.option("--workload", default=str(DATA / "2022-09-10_V10000_anonymous.txt"))
+@click.option("--cluster", default=str(DATA / "cluster_450_128_32_256_4_1024.txt"))
+@click.option("--policies", default=",".join(POLICIES))
+@click.option("--out", default="results/locality")
+@click.option("--name", default="uppmax_paper")
+@click.option("--usage", default="", help="policies whose cluster usage is traced (Fig. 3)")
+@click.option("--merge", is_flag=True, help="merge the rows into an existing table")
+def repro_command(workload, cluster, policies, out, name, usage, merge):
+    """Reproduce the locality paper's comparison on one day (artifact loop, paper I/O model)."""
     try:
-        pols = [p.strip() for p in a.policies.split(",") if p.strip()]
+        pols = [p.strip() for p in policies.split(",") if p.strip()]
         for p in pols:
             if p not in POLICIES:
                 raise InputError(f"--policies: {p!r} is unknown; expected some of {', '.join(POLICIES)}")
-        out = Path(a.out)
+        out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         rows, timing = [], {}
-        traced = {p.strip() for p in a.usage.split(",") if p.strip()}
+        traced = {p.strip() for p in usage.split(",") if p.strip()}
         for p in pols:
             tr = UsageTrace() if p in traced else None
-            row, res, sec = run_policy(a.workload, a.cluster, p, trace=tr)
+            row, res, sec = run_policy(workload, cluster, p, trace=tr)
             if tr is not None:
                 tr.write(out / f"usage_{p}.csv")
                 ev = sorted(j.subtime for j in res["jobs"] if j.role == 1)
@@ -92,20 +92,14 @@ def main(argv=None) -> int:
             write_jobs(res["jobs"], out / f"jobs_{p}.csv")
             timing[p] = {"wall_s": round(sec, 1), "passes": res["passes"], "decisions": res["decisions"],
                          "planning_s": round(res["seconds"], 1)}
-            if a.merge:
-                merge_rows(out / a.name, [row])
+            if merge:
+                merge_rows(out / name, [row])
             else:
-                write_summary(rows, out / a.name)
-            tpath = out / f"{a.name}_timing.json"
-            if a.merge and tpath.exists():
+                write_summary(rows, out / name)
+            tpath = out / f"{name}_timing.json"
+            if merge and tpath.exists():
                 timing = {**json.loads(tpath.read_text()), p: timing[p]}
             tpath.write_text(json.dumps(timing, indent=1, sort_keys=True))
             print(p, {k: row[k] for k in ("mean_stretch", "reuses")}, timing[p], flush=True)
     except InputError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        raise click.ClickException(str(e)) from None

@@ -24,13 +24,12 @@ Errors are one line naming the file, line and field
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
+import click
 import pandas as pd
 
 from iosched.checks import check_output_file
-from iosched.clicommon import OneLineArgumentParser
 from iosched.errors import InputError
 from iosched.locality.planner import LJob
 from iosched.sched.iojob import Compute, InputFile, IOJob, to_json
@@ -276,32 +275,26 @@ def swf_records(path) -> list:
     return out
 
 
-def main(argv=None) -> int:
-    """``python -m iosched.experiments.locality.workload artifact IN.txt OUT.json`` or
-    ``... swf IN.swf OUT.json [--cores 20 --memory 128 --window 800]``."""
-    ap = OneLineArgumentParser(prog="python -m iosched.experiments.locality.workload")
-    ap.add_argument("kind", choices=("artifact", "swf"))
-    ap.add_argument("input")
-    ap.add_argument("output")
-    ap.add_argument("--cores", type=int, default=20, help="cores per node")
-    ap.add_argument("--memory", type=float, default=128.0, help="GB per node (file-size rule)")
-    ap.add_argument("--window", type=float, default=800.0, help="s (file-sharing rule)")
-    ap.add_argument("--nb-res", type=int, default=9720, help="nb_res of the Batsim workload")
-    a = ap.parse_args(argv)
+@click.command(name="locality")
+@click.argument("kind", type=click.Choice(["artifact", "swf"]))
+@click.argument("input")
+@click.argument("output")
+@click.option("--cores", type=int, default=20, help="cores per node")
+@click.option("--memory", type=float, default=128.0, help="GB per node (file-size rule)")
+@click.option("--window", type=float, default=800.0, help="s (file-sharing rule)")
+@click.option("--nb-res", type=int, default=9720, help="nb_res of the Batsim workload")
+def workload_command(kind, input, output, cores, memory, window, nb_res):
+    """Write the Batsim workload OUTPUT of INPUT, in the artifact's format
+    (KIND artifact) or an SWF log with user ids (KIND swf, the paper's
+    file-sharing and file-size rules)."""
     try:
-        if a.nb_res < 1:
-            raise InputError(f"--nb-res: expected a positive integer, got {a.nb_res}")
-        check_output_file(a.output)
-        if a.kind == "artifact":
-            jobs = read_artifact(a.input, a.cores)
+        if nb_res < 1:
+            raise InputError(f"--nb-res: expected a positive integer, got {nb_res}")
+        check_output_file(output)
+        if kind == "artifact":
+            jobs = read_artifact(input, cores)
         else:
-            jobs = from_swf(swf_records(a.input), a.cores, a.memory, a.window)
-        to_batsim(jobs, a.output, a.nb_res)
+            jobs = from_swf(swf_records(input), cores, memory, window)
+        to_batsim(jobs, output, nb_res)
     except (InputError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        raise click.ClickException(str(e)) from None

@@ -2,7 +2,7 @@
 throughput / node-allocation timelines of the default Slurm backfill, the
 I/O-aware and the workload-adaptive schedulers on Workloads 1 and 2.
 
-``python -m iosched.experiments.pfsbw.reproduction results/pfsbw`` (about 10 minutes on
+``iosched repro pfsbw results/pfsbw`` (about 10 minutes on
 one core) writes to the output folder:
 
 * ``curve.csv`` / ``curve.png`` -- total throughput against 1..15
@@ -26,7 +26,6 @@ paper's Fig. 6, and the medians are reported.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -215,7 +214,7 @@ def _markdown(t: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-@click.command()
+@click.command(name="pfsbw")
 @click.argument("out", type=click.Path(file_okay=False), default="results/pfsbw")
 @click.option("-p", "--platform", "platform", default="platforms/pfsbw15.xml", show_default=True,
               type=click.Path(exists=True, dir_okay=False))
@@ -225,7 +224,7 @@ def _markdown(t: pd.DataFrame) -> str:
               help="noisy repetitions of Workload 2 (medians)")
 @click.option("--noise", type=float, default=0.2, show_default=True)
 @click.option("--no-curve", is_flag=True)
-def main(out, platform, tmp, workloads, repeats, noise, no_curve):
+def repro_command(out, platform, tmp, workloads, repeats, noise, no_curve):
     """Run the reproduction and write its tables and figures to OUT."""
     out, tmp = Path(out), Path(tmp)
     out.mkdir(parents=True, exist_ok=True)
@@ -237,7 +236,3 @@ def main(out, platform, tmp, workloads, repeats, noise, no_curve):
         _curve(Path(platform), out, tmp / "curve")
     table = run_all(out, Path(platform), tmp, names, repeats=repeats, noise=noise)
     click.echo(_markdown(table))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

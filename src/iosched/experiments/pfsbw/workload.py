@@ -41,8 +41,8 @@ Workload 1 = 8 waves of 30 write x8 then 60 sleep (720 jobs); Workload 2 =
 5 waves of 30 write x8, 30 write x6, 30 write x4, 70 write x2, 120 write x1,
 30 sleep (1,550 jobs).
 
-Command line: ``python -m iosched.experiments.pfsbw.workload platform OUT.xml``,
-``... w1 OUT.json``, ``... w2 OUT.json``, ``... curve OUT.csv -p PLATFORM``,
+Command line: ``iosched platform pfsbw OUT.xml``, ``iosched workload pfsbw
+w1 OUT.json``, ``... w2 OUT.json``, ``... curve OUT.csv -p PLATFORM``,
 ``... pretrain OUT.json -p PLATFORM -w WORKLOAD``.
 """
 
@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 
 import click
@@ -60,8 +59,7 @@ from iosched.api import simulate
 from iosched.checks import check_output_file
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError, one_line
-from iosched.experiments.platforms import (GIB, PFSBW_CORES, PFSBW_NODE_BW, PFSBW_PFS_BW, PFSBW_THREAD_BW,
-                                           pfsbw_xml)
+from iosched.experiments.platforms import GIB, PFSBW_CORES, PFSBW_NODE_BW, PFSBW_PFS_BW, PFSBW_THREAD_BW
 from iosched.paths import scratch
 from iosched.run.result import RunError
 from iosched.sched.iojob import IOJob, Writes, read_io, to_json
@@ -205,23 +203,9 @@ def pretrain_samples(platform, workload_dict: dict, tmp) -> dict:
 
 
 # --------------------------------------------------------------- CLI
-@click.group()
-def main():
-    """Platform, workloads and characterisation runs of the pfsbw family."""
-
-
-@main.command(name="platform", cls=OneLineErrorCommand)
-@click.argument("out", type=click.Path(dir_okay=False))
-@click.option("--nb-nodes", type=int, default=15, show_default=True)
-@click.option("--node-bw", type=float, default=NODE_BW, show_default=True, help="bytes/s")
-@click.option("--pfs-bw", type=float, default=PFS_BW, show_default=True, help="bytes/s")
-@click.option("--thread-bw", type=float, default=THREAD_BW, show_default=True, help="bytes/s")
-def platform_cmd(out, nb_nodes, node_bw, pfs_bw, thread_bw):
-    """Write the 15-node + PFS platform to OUT."""
-    try:
-        Path(out).write_text(pfsbw_xml(nb_nodes, node_bw, pfs_bw, thread_bw))
-    except InputError as exc:
-        raise click.ClickException(str(exc)) from None
+@click.group(name="pfsbw")
+def workload_command():
+    """Workloads and characterisation runs of the pfsbw family."""
 
 
 def _write_workload(out, wl):
@@ -230,7 +214,7 @@ def _write_workload(out, wl):
     click.echo(f"wrote {out}: {len(wl['jobs'])} jobs")
 
 
-@main.command(name="w1", cls=OneLineErrorCommand)
+@workload_command.command(name="w1", cls=OneLineErrorCommand)
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--waves", type=int, default=8, show_default=True)
 @click.option("--sleep", type=float, default=SLEEP, show_default=True, help="sleep job duration (s)")
@@ -244,7 +228,7 @@ def w1_cmd(out, waves, sleep, noise, seed):
         raise click.ClickException(str(exc)) from None
 
 
-@main.command(name="w2", cls=OneLineErrorCommand)
+@workload_command.command(name="w2", cls=OneLineErrorCommand)
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--waves", type=int, default=5, show_default=True)
 @click.option("--sleep", type=float, default=SLEEP, show_default=True, help="sleep job duration (s)")
@@ -258,7 +242,7 @@ def w2_cmd(out, waves, sleep, noise, seed):
         raise click.ClickException(str(exc)) from None
 
 
-@main.command(name="curve", cls=OneLineErrorCommand)
+@workload_command.command(name="curve", cls=OneLineErrorCommand)
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("-p", "--platform", "platform", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--tmp", default=str(scratch("pfsbw-curve")), show_default=True)
@@ -277,7 +261,7 @@ def curve_cmd(out, platform, tmp):
     click.echo(Path(out).read_text(), nl=False)
 
 
-@main.command(name="pretrain", cls=OneLineErrorCommand)
+@workload_command.command(name="pretrain", cls=OneLineErrorCommand)
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("-p", "--platform", "platform", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("-w", "--workload", "wl_path", required=True, type=click.Path(exists=True, dir_okay=False))
@@ -296,7 +280,3 @@ def pretrain_cmd(out, platform, wl_path, tmp):
         raise click.ClickException(one_line(exc)) from None
     Path(out).write_text(json.dumps(samples, indent=1, sort_keys=True) + "\n")
     click.echo(json.dumps(samples, sort_keys=True))
-
-
-if __name__ == "__main__":
-    sys.exit(main())
