@@ -6,7 +6,7 @@ variants) on :class:`iosched.sched.core.Scheduler`, with the artifact's
 passes (``src/main.c``): at every pass the jobs planned at this second
 start, then a full re-plan of the waiting queue if a job ended, else a plan
 of the new jobs only after the existing plan, then the jobs planned now
-start (:mod:`iosched.locality.replay` runs the same loop without the
+start (:mod:`iosched.experiments.locality.replay` runs the same loop without the
 engine). Planning time is the engine's time rounded down to the second,
 the artifact's integer clock (:func:`second`).
 
