@@ -128,6 +128,25 @@ def test_platform_locality_writes_the_generator_output(tmp_path):
     assert out.read_text() == locality_xml(2, 3, 0.1e9, 128e9, "shared-pfs", 10e9)
 
 
+@pytest.mark.parametrize("args, expected", [
+    (["dad", "--nodes", "3", "--slots", "2"], lambda P: P.nusa_xml(3, 2)),
+    (["listpack", "--machine", "mira"], lambda P: P.listpack_xml(96)),
+    (["listpack", "--machine", "uniform"], lambda P: P.listpack_xml(2048)),
+    (["pfsbw", "--nb-nodes", "4"], lambda P: P.pfsbw_xml(4)),
+    (["cluster", "--nb-nodes", "3"], lambda P: P.cluster_xml(3)),
+])
+def test_platform_kinds_write_the_one_generator_modules_output(tmp_path, args, expected):
+    """Every family's platform kind is a command of iosched.experiments.platforms
+    writing what its generator there returns."""
+    from iosched.experiments import platforms
+
+    kind, *options = args
+    assert KINDS["platform"][1][kind][0] == "iosched.experiments.platforms"
+    r = iosched("platform", kind, tmp_path / "p.xml", *options)
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "p.xml").read_text() == expected(platforms)
+
+
 def test_platform_listpack_is_the_workload_commands_platform(tmp_path):
     """`iosched platform listpack` writes the platform that `iosched workload
     listpack --platform` writes for the same machine."""
