@@ -33,7 +33,9 @@ plan (:func:`part_of`):
   disk holds a copy, :data:`CACHED`: no read, or an
   :class:`~iosched.sched.executor.At`: being loaded by another job until
   then, the computation waits for it; default: its first copy), then a
-  ``delay`` of ``compute.delay`` s on all its resources; input ``k`` is
+  ``delay`` of ``compute.delay`` s on all its resources (less
+  ``allocation.elapsed``, the part a job running before the trace began
+  has done, at least 1 s); input ``k`` is
   phase ``k``, the computation phase ``len(inputs)`` whatever is skipped;
   walltime rule :data:`~iosched.sched.executor.LEFT` (Gonthier et al.,
   RR-9497, Section 3);
@@ -68,7 +70,7 @@ from iosched.sched.executor import DEADLINE, LEFT, RULES, UNBOUNDED, At, Phase, 
 from iosched.sched.iojob import PFS, IOJob
 
 __all__ = ["BURST_BUFFER", "PERIODIC", "INPUTS", "STATIC", "PARTS", "DYNAMIC_PARTS", "CACHED",
-           "DISK_SUFFIX", "GB", "Rules", "part_of", "disk_host", "storage_id", "unserved",
+           "DISK_SUFFIX", "GB", "Rules", "part_of", "disk_host", "storage_id", "pfs_of", "unserved",
            "plan_for"]
 
 #: The part ``io.burst_buffer`` (stage-in, compute and checkpoints, stage-out).
@@ -161,6 +163,16 @@ def storage_id(storage: Mapping[int, str], name: str) -> Optional[int]:
     return min(ids) if ids else None
 
 
+def pfs_of(storage: Mapping[int, str]) -> Optional[int]:
+    """The PFS's resource id: the storage host named ``"pfs"`` (lowest id),
+    else the platform's only storage host (the one Batsim uses for a label
+    without ``storage_mapping``), else None."""
+    rid = storage_id(storage, PFS)
+    if rid is None and len(storage) == 1:
+        rid = next(iter(storage))
+    return rid
+
+
 def _first_copies(io: IOJob) -> dict:
     return {f.file: f.copies[0] for f in io.inputs}
 
@@ -193,6 +205,8 @@ def unserved(io: IOJob, serves, scheduler: str, *, dynamic: bool,
     elif any(c != PFS for c in _first_copies(io).values()):
         needs.update(disk_host(c) for c in _first_copies(io).values())
     names = set(storage.values())
+    if PFS in needs and pfs_of(storage) is not None:
+        needs.discard(PFS)
     for host in sorted(needs - names):
         return f"{part}: the platform has no storage host {host!r}"
     return None
@@ -216,7 +230,7 @@ def plan_for(io: IOJob, allocation, running, *, storage: Optional[Mapping[int, s
     :param storage: the platform's storage hosts (id -> name); needed to
         read inputs from a node's disk, or from the PFS when the platform
         has several storage hosts.
-    :param pfs: the PFS's resource id; None: the storage host named ``"pfs"``.
+    :param pfs: the PFS's resource id; None: :func:`pfs_of` ``storage``.
     :param rules: the family's encoding :class:`Rules`.
     :returns: a :class:`~iosched.sched.executor.Plan`.
     :raises InputError: the allocation lacks what the part needs (no
@@ -225,7 +239,7 @@ def plan_for(io: IOJob, allocation, running, *, storage: Optional[Mapping[int, s
     """
     storage = storage or {}
     if pfs is None:
-        pfs = storage_id(storage, PFS)
+        pfs = pfs_of(storage)
     part = part_of(io)
     sid = running.job.id
     if part == BURST_BUFFER:
@@ -241,7 +255,7 @@ def plan_for(io: IOJob, allocation, running, *, storage: Optional[Mapping[int, s
         sources = {**_first_copies(io), **(allocation.inputs or {})}
         sm = {}
         for name, src in sources.items():
-            sm[name] = storage_id(storage, disk_host(src))
+            sm[name] = pfs if src == PFS else storage_id(storage, disk_host(src))
             if sm[name] is None:
                 raise InputError(f"job {sid}: {INPUTS} ({name}): no storage host {disk_host(src)!r}")
         allocation = allocation.with_io(allocation.mapping, sm, allocation.inputs, allocation.gate)
@@ -289,6 +303,10 @@ def _inputs(io: IOJob, allocation, running, storage, pfs, rules: Rules, sid: str
     if rules.whole_seconds:
         delay = int(delay)
         wall = int(round(wall)) if math.isfinite(wall) else wall
+    done = allocation.elapsed
+    if done:
+        delay = max(1, delay - done)
+        wall = max(1, wall - done)
     rule = rules.rule or LEFT
     if not math.isfinite(wall):
         wall, rule = NO_WALLTIME, UNBOUNDED

@@ -63,6 +63,11 @@ class Allocation:
         no read) or an :class:`~iosched.sched.executor.At` (s: being loaded
         by another job until then; the computation waits for it); None:
         each input's first copy.
+    :param elapsed: s of the job already run before it started here (a
+        job running when the trace begins: the locality family's history
+        jobs); a job reading inputs then computing gets ``max(1, delay -
+        elapsed)`` s of compute and ``max(1, walltime - elapsed)`` s of
+        walltime (Gonthier et al.'s artifact). 0: none.
     :param gate: the :class:`~iosched.sched.executor.Gate` (an arbiter,
         e.g. list/pack's FIFO I/O arbiter) that grants each periodic write,
         or None: writes start at once (SimGrid shares the bandwidth).
@@ -76,11 +81,11 @@ class Allocation:
     """
 
     __slots__ = ("_ids", "_resources", "mask", "_held", "pools", "data", "mapping",
-                 "storage_mapping", "inputs", "gate")
+                 "storage_mapping", "inputs", "gate", "elapsed")
 
     def __init__(self, resources, pools: Optional[Mapping[str, float]] = None, data=None,
                  mapping: Optional[dict] = None, storage_mapping: Optional[dict] = None,
-                 inputs: Optional[dict] = None, gate=None):
+                 inputs: Optional[dict] = None, gate=None, elapsed: float = 0):
         if isinstance(resources, ProcSet):
             self._resources, self._ids = resources, None
             self.mask = mask_of(resources)
@@ -100,14 +105,15 @@ class Allocation:
         self.storage_mapping = storage_mapping
         self.inputs = inputs
         self.gate = gate
+        self.elapsed = elapsed
 
     def with_io(self, mapping: Optional[dict] = None, storage_mapping: Optional[dict] = None,
-                inputs: Optional[dict] = None, gate=None) -> "Allocation":
+                inputs: Optional[dict] = None, gate=None, elapsed: float = 0) -> "Allocation":
         """A copy of this allocation (same resources, pools and data) with
-        ``mapping``, ``storage_mapping``, ``inputs`` and ``gate`` (see the
-        class documentation)."""
+        ``mapping``, ``storage_mapping``, ``inputs``, ``gate`` and
+        ``elapsed`` (see the class documentation)."""
         return Allocation(self.mask if self._resources is None else self._resources, self.pools,
-                          self.data, mapping, storage_mapping, inputs, gate)
+                          self.data, mapping, storage_mapping, inputs, gate, elapsed)
 
     @property
     def resources(self) -> ProcSet:
