@@ -2,8 +2,9 @@
 
 The scheduler core decides *where* and *when* a job starts (a
 :class:`~iosched.sched.job.RunningJob` and its
-:class:`~iosched.sched.placer.Allocation`); a family says *what* the job
-does once started, as a :class:`Plan`; the :class:`Executor` turns both
+:class:`~iosched.sched.placer.Allocation`); what the job does once started
+is a :class:`Plan`, derived from its I/O model and its allocation by
+:func:`iosched.sched.ioplan.plan_for`; the :class:`Executor` turns both
 into Batsim decisions (pybatsim calls) and tells the core when the job is
 over. Two kinds of plans:
 

@@ -192,8 +192,9 @@ def unserved(io: IOJob, serves, scheduler: str, *, dynamic: bool,
     part = part_of(io)
     if part not in serves:
         if part == STATIC:
-            return (f"io: none of {', '.join(p for p in PARTS if p in serves)}: scheduler "
-                    f"{scheduler} {_MISSING[STATIC]} {', '.join(p for p in PARTS if p in serves)}")
+            return (f"io: a static job (no io.burst_buffer, io.periodic, or io.inputs with "
+                    f"io.compute.delay): scheduler {scheduler} {_MISSING[STATIC]} "
+                    f"{', '.join(p for p in PARTS if p in serves)}")
         return f"{part}: scheduler {scheduler} {_MISSING[part]}"
     if part in DYNAMIC_PARTS and not dynamic:
         return f"{part}: runs as dynamic jobs, but the engine runs without --enable-dynamic-jobs"
