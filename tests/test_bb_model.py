@@ -6,7 +6,8 @@ import pytest
 
 from iosched.analysis.jobs import merge_job_rows
 from iosched.bb import model
-from iosched.bb.model import JobRequest, build_run, num_compute_phases
+from iosched.bb.model import JobRequest
+from iosched.sched.bbrun import build_run, num_compute_phases
 from iosched.errors import InputError
 from iosched.experiments.platforms import cluster_xml
 from iosched.run.simulation import run_simulation

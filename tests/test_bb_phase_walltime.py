@@ -11,7 +11,8 @@ from procset import ProcSet
 from iosched.analysis.jobs import merge_runs
 from iosched.batsim.dynamic import phase_count, phase_profile_name
 from iosched.batsim.jobs import COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED
-from iosched.bb.model import GB, JobRequest, build_run, phase_jobs
+from iosched.bb.model import GB, JobRequest
+from iosched.sched.bbrun import build_run, phase_jobs
 from iosched.sched.executor import DEADLINE, Phase, Plan
 from iosched.schedulers.burstbuffer import Burstbuffer
 

@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from iosched.bb import model as bb_model
+from iosched.sched import bbrun
 from iosched.experiments.bb import workload as bb_workload
 from iosched.experiments.dad import workload as dad_workload
 from iosched.dad.model import read_task
@@ -212,10 +213,10 @@ def test_bb_legacy_and_io_give_the_same_request():
         bb_model.job_request({"id": 1, "res": 1, "io": {"burst_buffer": {"bytes": 1}}})
     # the job's own checkpoint factor reaches the profiles
     req = bb_model.job_request({**new, "io": {**new["io"], "burst_buffer": {"bytes": 2e9, "checkpoint_factor": 0.25}}})
-    run = bb_model.build_run("w0!1", req, [0, 1, 2], {0: 5, 1: 5, 2: 6}, pfs=7)
-    half = bb_model.build_run("w0!1", bb_model.job_request(new), [0, 1, 2], {0: 5, 1: 5, 2: 6}, pfs=7)
+    run = bbrun.build_run("w0!1", req, [0, 1, 2], {0: 5, 1: 5, 2: 6}, pfs=7)
+    half = bbrun.build_run("w0!1", bb_model.job_request(new), [0, 1, 2], {0: 5, 1: 5, 2: 6}, pfs=7)
     assert req.checkpoint_factor == 0.25 and run.profiles != half.profiles
-    assert bb_model.build_run("w0!1", req, [0, 1, 2], {0: 5, 1: 5, 2: 6}, pfs=7,
+    assert bbrun.build_run("w0!1", req, [0, 1, 2], {0: 5, 1: 5, 2: 6}, pfs=7,
                               checkpoint_factor=0.5).profiles == half.profiles
 
 

@@ -575,7 +575,8 @@ def _locality_core(policy="fcfs"):
     s, launcher = sched.core, _Launcher()
     s.launcher = launcher
     sched.pol.clock = lambda: 10.0
-    s.begin(Machine([{"id": i, "name": f"c{i}", "properties": {"node": f"n{i // 2}"}} for i in range(4)]), 0.0)
+    s.begin(Machine([{"id": i, "name": f"c{i}", "properties": {"node": f"n{i // 2}"}} for i in range(4)],
+                    [{"id": 4, "name": "pfs"}]), 0.0)
     return s, launcher
 
 

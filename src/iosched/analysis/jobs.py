@@ -6,7 +6,7 @@ Columns: :data:`iosched.batsim.outputs.JOBS_COLUMNS` (Batsim's
 ``docs/output-jobs.rst``); times in s.
 
 Burst-buffer runs (dynamic jobs, :func:`merge_runs`).  The burst-buffer
-scheduler (``schedulers/burstbuffer.py``, :mod:`iosched.bb.model`) runs each
+scheduler (``schedulers/burstbuffer.py``, :mod:`iosched.sched.bbrun`) runs each
 workload job ``w0!J`` as a dynamic job ``bb!J`` (workload
 :data:`iosched.batsim.dynamic.RUN_WORKLOAD`) and rejects ``w0!J`` when the
 run starts, so the jobs CSV has two rows per job: the static one (REJECTED,

@@ -1,9 +1,11 @@
 """Burst-buffer scheduling (Kopanski & Rzadca, Euro-Par 2021, arXiv 2109.00082).
 
-* :mod:`iosched.bb.model` -- the I/O-aware job model: a workload job becomes
-  one dynamically registered Batsim job whose composed profile runs stage-in,
-  compute phases, checkpoints (drained to the PFS during the next compute
-  phase) and stage-out as SimGrid parallel tasks;
+* :mod:`iosched.bb.model` -- the scheduler-side job model: a job's request
+  (nodes, burst-buffer bytes per node) and what a placement holds; how a
+  started job runs (stage-in, compute phases, checkpoints drained to the PFS
+  during the next compute phase, stage-out, as SimGrid parallel tasks) is
+  the core's, :mod:`iosched.sched.bbrun` through
+  :func:`iosched.sched.ioplan.plan_for`;
 * :mod:`iosched.bb.placement` -- compute-node and burst-buffer choice in the
   dragonfly, window queries on an :class:`~iosched.sched.profile.AvailabilityProfile`;
 * :mod:`iosched.bb.plan` -- plan-based scheduling with simulated annealing;

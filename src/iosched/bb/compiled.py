@@ -23,7 +23,7 @@ Python (:class:`~iosched.sched.listschedule.ListPlan` on a
   (the first ``n`` free nodes in topology order) and ``storage="first"``
   (each node, in that order, takes the first burst-buffer node of its
   preference order with a free slot; the held bytes of a pool are summed
-  ``bb`` by ``bb`` as :func:`iosched.bb.model.bb_held` does), then the
+  ``bb`` by ``bb`` as :func:`iosched.sched.bbrun.bb_held` does), then the
   reservation (``free - held``, breakpoints at the start and at
   ``start + duration``);
 * the cost is ``cum + max(0, t - submit) ** alpha`` in order from the cost

@@ -1,83 +1,32 @@
-"""The I/O-aware job model: one workload job -> Batsim profiles and a dynamic job.
+"""The burst-buffer family's scheduler-side job model: what a job requests.
 
-Source: Kopanski & Rzadca, Euro-Par 2021 (arXiv 2109.00082), Section 5.1
-("IO-Aware" simulation model), and the artifact
-``jankopanski/Burst-Buffer-Scheduling`` (``burstbuffer/io_aware.py``,
-``scheduler_options.json``).
+Source: Kopanski & Rzadca, Euro-Par 2021 (arXiv 2109.00082), Section 5.1,
+and the artifact ``jankopanski/Burst-Buffer-Scheduling``.
 
 A job requests ``nodes`` compute nodes and ``bb`` bytes of burst buffer *per
-compute node*; each compute node ``i`` is given a burst-buffer (storage) node
-``s(i)`` where its ``bb`` bytes are held for the job's whole life. The job
-runs, in order:
-
-1. **stage-in**: ``bb`` bytes per compute node, PFS -> ``s(i)``;
-2. **compute phase 1**: ``flops / P`` flops on every compute node plus the
-   job's MPI-like traffic (``com`` bytes for every ordered pair of its compute
-   nodes), where ``P = min(max(round(flops / 3600 Gflop), 1), 10)``
-   (artifact: ``target_compute_phase_size`` 3600, ``max_num_compute_phases``
-   10);
-3. for ``k = 2..P``: **checkpoint** -- ``0.5 * bb`` bytes per compute node,
-   node ``i`` -> ``s(i)``, no computation (compute is suspended) -- then
-   **compute phase k** *merged with the drain* of that checkpoint
-   (``s(i)`` -> PFS, the same bytes): the drain overlaps the compute phase;
-4. **stage-out**: ``bb`` bytes per compute node, ``s(i)`` -> PFS.
-
-As in the artifact, checkpoints sit *between* compute phases (``P - 1`` of
-them), so no drain is left pending at stage-out.
-
-Batsim encoding (standard Batsim 4.2.x features only; run the engine with
-``--enable-dynamic-jobs``). When the scheduler starts workload job ``w0!J``
-it rejects ``w0!J`` (REJECT_JOB, which is how the artifact retires the
-static job) and runs the steps above one after the other, **one dynamic job
-per phase** (the default, :func:`phase_jobs`): for phase ``k`` (0, 1, ...
-in the order above) it registers (REGISTER_PROFILE, workload ``bb``) a plain
-``parallel`` profile named ``J:k/n`` (``n`` = the run's number of phases,
-which tells the metrics a run that ended before its last phase), registers
-(REGISTER_JOB) the job
-``bb!J:k`` with that profile, ``res`` = the number of hosts the job uses
-(its compute nodes, the storage nodes holding its burst buffers, the PFS)
-and ``walltime`` = what is left of J's walltime, and executes it
-(EXECUTE_JOB, ``alloc`` = those hosts, executors in increasing resource id,
-no mapping); when ``bb!J:k`` completes successfully, phase ``k + 1`` is
-registered and executed at the same simulated time. Each profile is
-registered once and used by one job, so no composed dynamic profile and no
-profile reused after its job ended: the real Batsim 4.2.1 crashes on
-both. The embedded-only ``composed`` encoding (option ``encoding``; the
-engine serves it with ``--embedded-extensions`` only) runs
-the same steps as one job ``bb!J`` with a composed profile ``J`` =
-``[J:si, J:c, (J:k, J:cd) * (P-1), J:so]``; both give the same SimGrid
-tasks in the same order at the same times. Every transfer is a flow of a
-SimGrid parallel task, so contention on the PFS link, the storage nodes'
-links and the dragonfly is simulated by SimGrid. Storage resources are
-shared between jobs (``allow_storage_sharing`` is true in Batsim). J's
-walltime bounds its whole life: Batsim kills the running phase when it is
-reached, and the scheduler frees the job's nodes and burst buffers when
-the last phase ends (or is killed).
-
-Within one SimGrid parallel task (``ptask_L07``) all flows and computations
-progress at one common rate, so an overlapped compute phase ends when both
-its computation and its drain are done; the artifact ran the drain as
-separate data-staging jobs instead (stated in ``docs/burst-buffers.md``).
+compute node* (:class:`JobRequest`, read from the job's I/O model by
+:func:`job_request`); each compute node ``i`` is given a burst-buffer
+(storage) node ``s(i)`` where its ``bb`` bytes are held for the job's whole
+life (:func:`bb_held`: bytes held per storage node, what the placer
+reserves). How a started job then runs on Batsim -- stage-in, compute
+phases with checkpoints and drains, stage-out, as Batsim profiles -- is the
+core's (:mod:`iosched.sched.bbrun`, through
+:func:`iosched.sched.ioplan.plan_for`; issue 26).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Mapping
 
-from procset import ProcSet
-
-from iosched.batsim.dynamic import PHASE_SEPARATOR, phase_job_id, phase_profile_name, run_job_id
-from iosched.batsim.jobs import NO_WALLTIME, local_id, walltime_seconds
+from iosched.batsim.jobs import walltime_seconds
 from iosched.errors import InputError
-from iosched.sched.iojob import DEFAULT_CHECKPOINT_FACTOR, Compute, read_io
-from iosched.sched.timeline import procset_of_ids
+from iosched.sched.bbrun import CHECKPOINT_FACTOR, MAX_COMPUTE_PHASES, TARGET_PHASE_FLOPS, bb_held
+from iosched.sched.iojob import Compute, read_io
 
 __all__ = [
     "MB", "GB", "KIB", "CPU_SPEED", "TARGET_PHASE_FLOPS", "MAX_COMPUTE_PHASES",
-    "CHECKPOINT_FACTOR", "JobRequest", "RunSpec", "num_compute_phases",
-    "job_request", "build_run", "bb_held", "phase_jobs", "Numbers",
+    "CHECKPOINT_FACTOR", "JobRequest", "job_request", "bb_held",
 ]
 
 MB = 10 ** 6
@@ -85,13 +34,6 @@ GB = 10 ** 9
 KIB = 1024
 #: Compute node speed (flops/s) of dragonfly96 (artifact ``platforms/dragonfly96.yaml``).
 CPU_SPEED = 1e9
-#: Target size of one compute phase (flops per node): artifact
-#: ``target_compute_phase_size`` = 3600 Gflop (one hour at 1 Gflop/s).
-TARGET_PHASE_FLOPS = 3600e9
-#: Maximum number of compute phases (artifact ``max_num_compute_phases``).
-MAX_COMPUTE_PHASES = 10
-#: Checkpoint size / burst-buffer request (artifact ``_checkpoint_phase_factor``).
-CHECKPOINT_FACTOR = DEFAULT_CHECKPOINT_FACTOR
 
 
 @dataclass(frozen=True)
@@ -139,187 +81,3 @@ def job_request(job_json: Mapping) -> JobRequest:
     flops, com = (0.0 if c.flops is None else c.flops), (0.0 if c.com is None else c.com)
     return JobRequest(nodes, float(io.burst_buffer.bytes), float(flops), float(com),
                       walltime_seconds(job_json.get("walltime")), float(io.burst_buffer.checkpoint_factor))
-
-
-def num_compute_phases(flops: float, target: float = TARGET_PHASE_FLOPS,
-                       max_phases: int = MAX_COMPUTE_PHASES) -> int:
-    """Number of compute phases ``min(max(round(flops / target), 1), max_phases)``.
-
-    :param flops: flops per compute node over the whole job.
-    :returns: an int in ``[1, max_phases]`` (artifact ``io_aware.py``,
-        ``on_job_submission``; Python's round-half-even, as there).
-    """
-    return min(max(int(round(flops / target)), 1), int(max_phases))
-
-
-@dataclass
-class RunSpec:
-    """The Batsim side of one started job.
-
-    ``job_id`` (``bb!J``), ``profile`` (name of the composed profile),
-    ``profiles`` (name -> Batsim profile dict, to REGISTER_PROFILE in
-    :data:`iosched.batsim.dynamic.RUN_WORKLOAD`), ``alloc`` (ProcSet: compute nodes, burst-buffer
-    nodes, PFS), ``res`` (int, ``len(alloc)``), ``walltime`` (s or -1),
-    ``sequence`` (the composed profile's step names, in order), ``phases``
-    (number of compute phases), ``bb_per_storage`` (storage id -> bytes held).
-    """
-
-    job_id: str
-    profile: str
-    profiles: dict
-    alloc: ProcSet
-    res: int
-    walltime: float
-    sequence: list
-    phases: int
-    bb_per_storage: dict
-
-
-def bb_held(bb_of: Mapping[int, int], bb: float) -> dict:
-    """Bytes held per storage node: ``{storage id: count(nodes on it) * bb}``."""
-    out: dict = {}
-    for s in bb_of.values():
-        out[s] = out.get(s, 0.0) + float(bb)
-    return dict(sorted(out.items()))
-
-
-class Numbers(list):
-    """A profile's ``cpu`` vector or ``com`` matrix (a ``list``: equal to
-    the same numbers in a list, encoded by ``json`` as a list) whose
-    ``repr`` is short: ``<12100 numbers>``.
-
-    pybatsim formats every message it sends (and every profile it
-    registers) into a log string before knowing whether the log is
-    written; with dense ``m x m`` matrices that formatting cost more
-    scheduler time than the JSON encoding (issue 13, profiled on the first
-    1000 KTH jobs). Nothing else changes: the bytes sent are the same.
-    """
-
-    __slots__ = ()
-
-    def __repr__(self):
-        return f"<{len(self)} numbers>"
-
-
-def _whole(x):
-    """``x`` as an int when it is a whole float below 2**53 (the same
-    number for Batsim and SimGrid, which read it as a double): the JSON
-    encoder writes an int about 3.5 times faster than a float
-    (``116432363`` against ``116432363.0``), and the generator's byte
-    counts are whole (issue 13: the matrices of a 1000-job run hold about
-    a million such entries)."""
-    if type(x) is float and x.is_integer() and abs(x) < 2.0 ** 53:
-        return int(x)
-    return x
-
-
-def build_run(static_id: str, req: JobRequest, compute: Sequence[int], bb_of: Mapping[int, int],
-              pfs: int, *, target: float = TARGET_PHASE_FLOPS, max_phases: int = MAX_COMPUTE_PHASES,
-              checkpoint_factor: float | None = None) -> RunSpec:
-    """Build the profiles and the dynamic job that run ``static_id``.
-
-    :param static_id: the workload job id (``"w0!12"``).
-    :param req: its :class:`JobRequest`.
-    :param compute: its ``req.nodes`` compute resource ids (distinct).
-    :param bb_of: compute id -> storage id holding that node's burst buffer.
-    :param pfs: resource id of the PFS (a storage resource).
-    :param checkpoint_factor: checkpoint size / ``req.bb``; None: the job's
-        own (``req.checkpoint_factor``).
-    :returns: a :class:`RunSpec`. Matrices are dense ``m x m`` (``m`` =
-        ``res``; zero entries are the int 0, and every whole number is an
-        int: :func:`_whole`), executors in increasing resource id.
-    :raises InputError: wrong number of compute nodes, a node without burst
-        buffer, or the PFS among the burst-buffer nodes / compute nodes.
-    """
-    compute = sorted(int(c) for c in compute)
-    if len(set(compute)) != req.nodes or len(compute) != req.nodes:
-        raise InputError(f"{static_id}: {len(set(compute))} distinct compute nodes given, {req.nodes} requested")
-    if set(bb_of) != set(compute):
-        raise InputError(f"{static_id}: every compute node needs exactly one burst-buffer node")
-    storages = sorted(set(int(s) for s in bb_of.values()))
-    if pfs in storages or pfs in compute or set(storages) & set(compute):
-        raise InputError(f"{static_id}: the PFS, burst-buffer and compute nodes must be distinct")
-    hosts = sorted(compute + storages + [pfs])
-    idx = {h: i for i, h in enumerate(hosts)}
-    m = len(hosts)
-    held = bb_held(bb_of, req.bb)
-    if checkpoint_factor is None:
-        checkpoint_factor = req.checkpoint_factor
-    ckpt = float(int(checkpoint_factor * req.bb))  # artifact: int(0.5 * bb)
-    phases = num_compute_phases(req.flops, target, max_phases)
-    p = idx[pfs]
-
-    def empty():
-        # zeros as JSON integers: most of a dense matrix is zeros, and "0"
-        # is shorter to send and cheaper to encode and decode than "0.0"
-        # (the same number for Batsim and SimGrid)
-        return Numbers([0] * m), Numbers([0] * (m * m))
-
-    whole_com = _whole(req.com)
-
-    # stage-in: PFS -> each storage node, the bytes it holds for the job
-    cpu, com = empty()
-    for s, b in held.items():
-        com[p * m + idx[s]] = _whole(b)
-    stage_in = {"type": "parallel", "cpu": cpu, "com": com}
-    # compute phase (MPI-like traffic between the job's compute nodes)
-    cpu, com = empty()
-    for c in compute:
-        cpu[idx[c]] = _whole(req.flops / phases)
-        if req.com > 0:
-            for d in compute:
-                if d != c:
-                    com[idx[c] * m + idx[d]] = whole_com
-    compute_only = {"type": "parallel", "cpu": cpu, "com": com}
-    # compute phase + drain of the previous checkpoint (storage -> PFS)
-    cpu2, com2 = Numbers(cpu), Numbers(com)
-    for s, b in held.items():
-        com2[idx[s] * m + p] = _whole(ckpt * (b / req.bb))
-    compute_drain = {"type": "parallel", "cpu": cpu2, "com": com2}
-    # checkpoint: each compute node -> its burst-buffer node
-    cpu, com = empty()
-    for c in compute:
-        com[idx[c] * m + idx[bb_of[c]]] = _whole(ckpt)
-    checkpoint = {"type": "parallel", "cpu": cpu, "com": com}
-    # stage-out: each storage node -> PFS
-    cpu, com = empty()
-    for s, b in held.items():
-        com[idx[s] * m + p] = _whole(b)
-    stage_out = {"type": "parallel", "cpu": cpu, "com": com}
-
-    local = local_id(static_id)
-    names = {k: f"{local}:{k}" for k in ("si", "c", "k", "cd", "so")}
-    seq = [names["si"], names["c"]]
-    for _ in range(phases - 1):
-        seq += [names["k"], names["cd"]]
-    seq.append(names["so"])
-    profiles = {names["si"]: stage_in, names["c"]: compute_only, names["so"]: stage_out}
-    if phases > 1:
-        profiles[names["k"]] = checkpoint
-        profiles[names["cd"]] = compute_drain
-    profiles[local] = {"type": "composed", "repeat": 1, "seq": seq}
-    wt = req.walltime if math.isfinite(req.walltime) else NO_WALLTIME
-    return RunSpec(run_job_id(static_id), local, profiles, procset_of_ids(hosts), m, wt, seq, phases,
-                   held)
-
-
-
-def phase_jobs(static_id: str, run: RunSpec) -> list:
-    """The per-phase dynamic jobs of a run (the default encoding).
-
-    :param static_id: the workload job id (``"w0!12"``).
-    :param run: its :class:`RunSpec` (:func:`build_run`).
-    :returns: a list, in execution order, of ``(job id, profile name,
-        profile dict)``: ``("bb!12:0", "12:0/5", <stage-in>)``,
-        ``("bb!12:1", "12:1/5", <compute phase 1>)``, ... -- one per step of
-        ``run.sequence``; every profile is a plain ``parallel`` profile with
-        its own name, which also gives the number of phases of the run
-        (:func:`iosched.batsim.dynamic.phase_profile_name`), so that the
-        metrics tell a run that ended before its last phase.
-    """
-    local = local_id(static_id)
-    if PHASE_SEPARATOR in local:
-        raise InputError(f"{static_id}: a job id run by phases may not contain {PHASE_SEPARATOR!r}")
-    n = len(run.sequence)
-    return [(phase_job_id(static_id, k), phase_profile_name(local, k, n), run.profiles[step])
-            for k, step in enumerate(run.sequence)]

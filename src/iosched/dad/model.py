@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 from iosched.errors import InputError
 from iosched.sched.iojob import PFS, read_io
+from iosched.sched.ioplan import DISK_SUFFIX as IOPLAN_DISK_SUFFIX
 
 __all__ = ["FileRef", "TaskRequest", "read_task", "file_locality", "score", "replica_for",
            "DEFAULT_QUEUE", "DISK_SUFFIX"]
@@ -37,8 +38,9 @@ DEFAULT_QUEUE = "batch"
 
 #: Suffix of a node's disk host (a storage resource of the platform): the
 #: disk of node ``n003`` is ``n003_disk``; the dispatcher finds each node's
-#: disk by it.
-DISK_SUFFIX = "_disk"
+#: disk by it. The core's convention (:data:`iosched.sched.ioplan.DISK_SUFFIX`),
+#: by which it maps a replica to its disk.
+DISK_SUFFIX = IOPLAN_DISK_SUFFIX
 
 
 class FileRef(NamedTuple):

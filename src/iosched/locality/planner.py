@@ -55,12 +55,14 @@ class LJob:
     day), ``hist_start``/``hist_node`` (history jobs). Planning state:
     ``start`` (-1 unplanned), ``node`` (a :class:`~iosched.locality.cluster.Node`),
     ``cores_used``, ``planned_load``. Run results: ``transfer``, ``waiting``
-    (s), ``end``; ``expected_end`` (s, the second the model ends it: engine runs).
+    (s), ``end``; ``expected_end`` (s, the second the model ends it: engine runs);
+    ``elapsed`` (s a history job had run before day 0: its ``delay`` and
+    ``walltime`` are what is left, at least 1 s).
     """
 
     __slots__ = ("id", "subtime", "delay", "walltime", "cores", "file", "size", "role",
                  "hist_start", "hist_node", "start", "node", "cores_used", "planned_load",
-                 "transfer", "waiting", "end", "seq", "batsim", "expected_end")
+                 "transfer", "waiting", "end", "seq", "batsim", "expected_end", "elapsed")
 
     def __init__(self, id, subtime, delay, walltime, cores, file, size, role=1,
                  hist_start=-1, hist_node=-1, seq=0):
@@ -69,6 +71,7 @@ class LJob:
         self.hist_start, self.hist_node, self.seq = int(hist_start), int(hist_node), seq
         self.start, self.node, self.cores_used, self.planned_load = -1, None, [], 0
         self.transfer = self.waiting = 0
+        self.elapsed = 0
         self.end = None
         self.batsim = None
         self.expected_end = None

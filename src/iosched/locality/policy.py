@@ -272,7 +272,7 @@ class LocalityPolicy:
             ordered = history_order(hist_new)
             self.hist_q += [by_id[lj.id] for lj in ordered]
             for lj in ordered:
-                since = t - lj.hist_start
+                since = lj.elapsed = t - lj.hist_start
                 lj.delay = max(1, lj.delay - since)
                 lj.walltime = max(1, lj.walltime - since)
                 node = c.nodes[(lj.hist_node - 1) % len(c.nodes)]

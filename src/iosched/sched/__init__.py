@@ -7,8 +7,14 @@ and/or a policy and nothing else (see ``docs/architecture.md``):
   ``BatsimScheduler`` that translates Batsim events into core calls and the
   core's decisions into Batsim's;
 * :mod:`iosched.sched.executor` -- :class:`Executor`: runs a started job
-  from its allocation and the family's :class:`Plan` (the workload job
-  itself, or dynamic phase jobs with gates), and reports its end;
+  from its allocation and its :class:`Plan` (the workload job itself, or
+  dynamic phase jobs with gates), and reports its end;
+* :mod:`iosched.sched.ioplan` -- :func:`plan_for`: a started job's plan
+  derived from its I/O model and its allocation, for every scheduler; the
+  parts of the model a scheduler serves (``SERVES``) and the reason a job
+  of another part is rejected;
+* :mod:`iosched.sched.bbrun` -- how a burst-buffer job runs: its stage-in,
+  compute, checkpoint, drain and stage-out phases as Batsim profiles;
 * :mod:`iosched.sched.iojob` -- the I/O job model: a workload job's extra
   field ``io`` (schema ``io_job.schema.json``; ``docs/io-job-model.md``),
   each family's earlier fields converted when read;

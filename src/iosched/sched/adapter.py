@@ -8,12 +8,22 @@ runs once per Batsim message, in ``onNoMoreEvents``, after every event of
 the message has been recorded.
 
 A started job is run by the :class:`~iosched.sched.executor.Executor`
-(``self.executor``): by default the workload job itself on its allocation
-(EXECUTE_JOB); a family whose jobs run as dynamic phase jobs (burst
-buffers, list/pack, locality) sets :attr:`PybatsimScheduler.DYNAMIC_JOBS`
-and says in :meth:`run_plan` which phases a started job has
-(:class:`~iosched.sched.executor.Plan`); the executor registers them,
-advances them on completion and tells the core when the job is over.
+(``self.executor``) by the plan the core derives from the job's I/O model
+and its allocation (:func:`iosched.sched.ioplan.plan_for`): the workload
+job itself on its allocation (EXECUTE_JOB), or its phases as dynamic jobs
+(burst buffers, periodic writes, reads then compute); the executor
+registers them, advances them on completion and tells the core when the
+job is over. A family fills the allocation (:meth:`allocation`: its
+burst-buffer storage, input sources, gate, mappings) and gives its
+artifact's encoding rules (:attr:`RULES`); it says nothing else about
+execution. A family whose jobs run as dynamic phase jobs sets
+:attr:`PybatsimScheduler.DYNAMIC_JOBS`.
+
+What a scheduler serves: :attr:`PybatsimScheduler.SERVES`, the parts of
+the I/O model (:data:`iosched.sched.ioplan.PARTS`) it can run; a job of
+another part is rejected at submission with a one-line reason naming the
+job and the part (:func:`iosched.sched.ioplan.unserved`), through the
+core's rejection path.
 
 A scheduler file for the pybatsim launcher (``pybatsim FILE.py``) defines a
 subclass named after the file that builds its core in :meth:`make_core`
@@ -29,8 +39,11 @@ from __future__ import annotations
 
 from batsim.batsim import BatsimScheduler
 
+from iosched.errors import InputError
 from iosched.sched.core import Scheduler
 from iosched.sched.executor import Executor, Plan, state_name
+from iosched.sched.ioplan import INPUTS, PERIODIC, STATIC, Rules, plan_for, unserved
+from iosched.sched.iojob import read_io
 from iosched.sched.machine import Machine
 from iosched.sched.options import check_declared
 
@@ -62,13 +75,25 @@ class PybatsimScheduler(BatsimScheduler):
     #: the core, and registrations end with NOTIFY ``registration_finished``.
     DYNAMIC_JOBS: bool = False
 
+    #: The parts of the I/O model the scheduler serves
+    #: (:data:`iosched.sched.ioplan.PARTS`). Default, the baselines': periodic
+    #: jobs (writes ungated), reads then compute (each input from its first
+    #: copy, no cache) and static jobs; not burst buffers (no storage placement).
+    SERVES: frozenset = frozenset({PERIODIC, INPUTS, STATIC})
+
+    #: The family's encoding rules (:class:`iosched.sched.ioplan.Rules`).
+    RULES: Rules = Rules()
+
     def __init__(self, options=None):
         super().__init__(dict(options or {}))
         check_declared(self.options, self.OPTIONS, f"scheduler {type(self).__name__}")
         self.executor = Executor(self, dynamic=self.DYNAMIC_JOBS)
         self._for_core = True
+        self._io: dict = {}          # job id -> IOJob, from submission to start
         self.core: Scheduler = self.make_core(self.options)
         self.core.launcher = self
+        if self.core.check_io is None:
+            self.core.check_io = self.io_reason
         self.logger = self.core.logger
 
     def __getattr__(self, name):
@@ -111,10 +136,53 @@ class PybatsimScheduler(BatsimScheduler):
         Batsim's for a static job)."""
         return self.executor.final_state(batsim_job, job_id)
 
-    def run_plan(self, running) -> Plan | None:
-        """How a started job runs (a :class:`~iosched.sched.executor.Plan`),
-        or None (default): the workload job itself on its allocation."""
+    @property
+    def scheduler_name(self) -> str:
+        """The name rejection reasons give: the policy (``"easy"``), else the class name."""
+        pol = getattr(self, "policy_name", None) or self.__dict__.get("policy")
+        return pol if isinstance(pol, str) else type(self).__name__
+
+    def io_reason(self, batsim_job):
+        """Why this scheduler cannot serve a submitted job's I/O model (one
+        line: its ``io`` is malformed, or a part not in :attr:`SERVES`,
+        :func:`iosched.sched.ioplan.unserved`), or None; the model is kept
+        for the job's start."""
+        try:
+            io = read_io(getattr(batsim_job, "json_dict", None) or {}, f"job {batsim_job.id}")
+        except InputError as exc:
+            return str(exc)
+        machine = self.core.machine
+        dynamic = self.DYNAMIC_JOBS or getattr(self.bs, "dynamic_job_registration_enabled", False) is True
+        reason = unserved(io, self.SERVES, self.scheduler_name, dynamic=dynamic,
+                          storage=machine.storage if machine is not None else {})
+        if reason is None:
+            self._io[batsim_job.id] = io
+        return reason
+
+    def allocation(self, running, io):
+        """The allocation :func:`~iosched.sched.ioplan.plan_for` runs a
+        started job (``running``, of I/O model ``io``) on (default: the
+        placer's, ``running.allocation``); a family fills in what its
+        scheduler-side model decided (input sources, the gate of its
+        writes, mappings: :meth:`Allocation.with_io
+        <iosched.sched.placer.Allocation.with_io>`)."""
+        return running.allocation
+
+    def pfs_id(self):
+        """The PFS's resource id (default: the storage host named ``"pfs"``), or None."""
         return None
+
+    def run_plan(self, running) -> Plan | None:
+        """How a started job runs: :func:`iosched.sched.ioplan.plan_for` of
+        its I/O model (read at submission) and :meth:`allocation`, with the
+        family's :attr:`RULES`."""
+        io = self._io.pop(running.job.id, None)
+        if io is None:
+            io = read_io(getattr(running.job.batsim, "json_dict", None) or {}, f"job {running.job.id}")
+        alloc = self.allocation(running, io)
+        machine = self.core.machine
+        return plan_for(io, alloc, running, storage=machine.storage if machine is not None else {},
+                        pfs=self.pfs_id(), rules=self.RULES)
 
     def launch(self, running) -> None:
         """Run a started job (a :class:`~iosched.sched.job.RunningJob`) by
@@ -135,6 +203,7 @@ class PybatsimScheduler(BatsimScheduler):
 
     def reject(self, batsim_job, reason: str) -> None:
         """The core rejected a job (``reason`` is logged by the core): REJECT_JOB."""
+        self._io.pop(batsim_job.id, None)
         self.bs.reject_jobs([batsim_job])
 
     def call_me_later(self, t: float) -> None:

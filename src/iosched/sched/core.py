@@ -97,6 +97,11 @@ class Scheduler:
         only, so a resource given twice is still refused, at a fraction of
         the cost on machines of many scattered resources (the locality
         family: :mod:`iosched.locality.policy`).
+    :param check_io: ``check_io(batsim_job) -> reason or None``, asked
+        first at submission: why the scheduler cannot serve the job's I/O
+        model (a one-line reason: the job is rejected); None (default):
+        nothing asked. The pybatsim adapter sets its
+        :meth:`~iosched.sched.adapter.PybatsimScheduler.io_reason`.
 
     Public state (read it, do not modify it): :attr:`machine`,
     :attr:`profile` (None before :meth:`begin`), :attr:`compute` (ProcSet),
@@ -108,12 +113,13 @@ class Scheduler:
     def __init__(self, policy, placer: Optional[Placer] = None, order: Callable = fcfs, *,
                  launcher=None, read_job: Callable = plain_job, pools=None,
                  pools_needed: Optional[Callable] = None, name: str = "Scheduler",
-                 profile: Callable = AvailabilityProfile):
+                 profile: Callable = AvailabilityProfile, check_io: Optional[Callable] = None):
         self.policy = policy
         self.placer = placer if placer is not None else FirstFit()
         self.order = order
         self.launcher = launcher
         self.read_job = read_job
+        self.check_io = check_io
         self.pools_needed = pools_needed
         self._pools = pools
         self.name = name
@@ -186,6 +192,11 @@ class Scheduler:
         self.stats["submitted"] += 1
         if self.profile is None:
             raise ProfileError(f"JOB_SUBMITTED {batsim_job.id} before SIMULATION_BEGINS")
+        if self.check_io is not None:
+            reason = self.check_io(batsim_job)
+            if reason is not None:
+                self._reject(batsim_job, reason)
+                return None
         try:
             nb_res, estimate, pools, request = self.read_job(batsim_job)
             if self.pools_needed is not None:

@@ -2,8 +2,9 @@
 
 The scheduler core decides *where* and *when* a job starts (a
 :class:`~iosched.sched.job.RunningJob` and its
-:class:`~iosched.sched.placer.Allocation`); a family says *what* the job
-does once started, as a :class:`Plan`; the :class:`Executor` turns both
+:class:`~iosched.sched.placer.Allocation`); what the job does once started
+is a :class:`Plan`, derived from its I/O model and its allocation by
+:func:`iosched.sched.ioplan.plan_for`; the :class:`Executor` turns both
 into Batsim decisions (pybatsim calls) and tells the core when the job is
 over. Two kinds of plans:
 
@@ -39,7 +40,8 @@ job's walltime as given; the locality family), :data:`UNBOUNDED` (no
 walltime, -1; the list/pack family).
 
 Once no static job is left to submit and nothing waits, runs or waits for
-a gate, a family that runs phases (``dynamic``) sends NOTIFY
+a gate, a family that runs phases (``dynamic``), or any scheduler when the
+engine registers dynamic jobs (``--enable-dynamic-jobs``), sends NOTIFY
 ``registration_finished`` once, so that Batsim can end the simulation.
 
 The naming of dynamic jobs and profiles is :mod:`iosched.batsim.dynamic`'s.
@@ -382,8 +384,10 @@ class Executor:
                 self.runs.pop(sid, None)     # ended meanwhile: nothing left to run
                 continue
             self._execute(self.runs[sid], pos, now)
-        if self.dynamic and not self._notified:
-            core, bs = self.sched.core, self.sched.bs
+        bs = self.sched.bs
+        if (self.dynamic or getattr(bs, "dynamic_job_registration_enabled", False) is True) \
+                and not self._notified:
+            core = self.sched.core
             if bs.no_more_static_jobs and not len(core) and not core.running and not at:
                 self._notified = True
                 bs.notify_registration_finished()

@@ -53,7 +53,27 @@ class Allocation:
         executor per resource).
     :param storage_mapping: storage label -> storage resource id, sent with
         the job's EXECUTE_JOB when it runs statically, or None (none sent:
-        Batsim uses the platform's only storage host).
+        Batsim uses the platform's only storage host; a job reading inputs
+        with copies on node-local disks gets each input's first copy,
+        :func:`iosched.sched.ioplan.plan_for`).
+    :param inputs: where each input file of the job's I/O model is read
+        from (:func:`iosched.sched.ioplan.plan_for`): file id -> ``"pfs"``
+        (the PFS), the host name of a node whose local disk holds a copy,
+        :data:`iosched.sched.ioplan.CACHED` (already in the node's memory:
+        no read) or an :class:`~iosched.sched.executor.At` (s: being loaded
+        by another job until then; the computation waits for it); None:
+        each input's first copy.
+    :param elapsed: s of the job already run before it started here (a
+        job running when the trace begins: the locality family's history
+        jobs); a job reading inputs then computing gets ``max(1, delay -
+        elapsed)`` s of compute and ``max(1, walltime - elapsed)`` s of
+        walltime (Gonthier et al.'s artifact). 0: none.
+    :param gate: the :class:`~iosched.sched.executor.Gate` (an arbiter,
+        e.g. list/pack's FIFO I/O arbiter) that grants each periodic write,
+        or None: writes start at once (SimGrid shares the bandwidth).
+
+    Burst-buffer jobs read ``data`` as compute id -> storage resource id
+    holding that node's burst buffer (:mod:`iosched.bb.placement`).
 
     ``mask`` is the resources as an int bit mask. Allocations may be
     memoised and shared by placers: never mutate one (:meth:`with_io`
@@ -61,10 +81,11 @@ class Allocation:
     """
 
     __slots__ = ("_ids", "_resources", "mask", "_held", "pools", "data", "mapping",
-                 "storage_mapping")
+                 "storage_mapping", "inputs", "gate", "elapsed")
 
     def __init__(self, resources, pools: Optional[Mapping[str, float]] = None, data=None,
-                 mapping: Optional[dict] = None, storage_mapping: Optional[dict] = None):
+                 mapping: Optional[dict] = None, storage_mapping: Optional[dict] = None,
+                 inputs: Optional[dict] = None, gate=None, elapsed: float = 0):
         if isinstance(resources, ProcSet):
             self._resources, self._ids = resources, None
             self.mask = mask_of(resources)
@@ -82,13 +103,17 @@ class Allocation:
         self.data = data
         self.mapping = mapping
         self.storage_mapping = storage_mapping
+        self.inputs = inputs
+        self.gate = gate
+        self.elapsed = elapsed
 
-    def with_io(self, mapping: Optional[dict] = None,
-                storage_mapping: Optional[dict] = None) -> "Allocation":
+    def with_io(self, mapping: Optional[dict] = None, storage_mapping: Optional[dict] = None,
+                inputs: Optional[dict] = None, gate=None, elapsed: float = 0) -> "Allocation":
         """A copy of this allocation (same resources, pools and data) with
-        ``mapping`` and ``storage_mapping`` (see the class documentation)."""
+        ``mapping``, ``storage_mapping``, ``inputs``, ``gate`` and
+        ``elapsed`` (see the class documentation)."""
         return Allocation(self.mask if self._resources is None else self._resources, self.pools,
-                          self.data, mapping, storage_mapping)
+                          self.data, mapping, storage_mapping, inputs, gate, elapsed)
 
     @property
     def resources(self) -> ProcSet:

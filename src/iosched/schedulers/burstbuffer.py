@@ -42,7 +42,7 @@ choices (docs/burst-buffers.md, "Artifact semantics and options"):
   (:mod:`iosched.bb.placement`);
 * ``encoding`` -- ``"phases"`` (default: one dynamic job per phase, runs on
   the real Batsim 4.2.1) or ``"composed"`` (one dynamic job with a composed
-  profile: embedded engine only) (:mod:`iosched.bb.model`);
+  profile: embedded engine only) (:mod:`iosched.sched.bbrun`);
 * ``stats`` -- path of a JSON file written at the end of the simulation with
   one record per plan-based scheduling pass (``time``, ``queue`` length,
   ``skipped``, ``evaluations``, ``placements``, wall-clock ``seconds`` of the
@@ -52,7 +52,7 @@ choices (docs/burst-buffers.md, "Artifact semantics and options"):
 
 Every workload job needs the extra fields ``bb`` (bytes per node), ``flops``
 (per node) and ``com`` (bytes per pair and phase) -- see
-:mod:`iosched.experiments.bb.workload`; :mod:`iosched.bb.model` says how a started job is
+:mod:`iosched.experiments.bb.workload`; :mod:`iosched.sched.bbrun` says how a started job is
 run. Jobs that can never fit (more nodes than the machine, ``bb`` larger than
 one burst-buffer node, more burst buffers than the machine holds) are
 rejected, as in the artifact (``alloc_only.py::_validate_job``).
@@ -66,10 +66,10 @@ order chosen by :class:`iosched.bb.search.PlanOrder`
 (:func:`iosched.bb.plan.artifact_order`, or the legacy
 :func:`iosched.bb.legacy.best_order`); ``sjf-bb-head`` is
 :func:`iosched.bb.legacy.sjf_bb_head`. This file binds the options and keeps
-the Batsim side: each started job runs as one dynamic job per phase
-(:func:`iosched.bb.model.phase_jobs`).
-Each started job is run by the core's executor (:mod:`iosched.sched.executor`,
-walltime rule ``DEADLINE``).
+the Batsim side to the core: each started job runs as one dynamic job per
+phase (:func:`iosched.sched.ioplan.plan_for`, :mod:`iosched.sched.bbrun`),
+by the core's executor (:mod:`iosched.sched.executor`, walltime rule
+``DEADLINE``); the launcher gives the PFS and the composed-encoding rule.
 
 Sources: paper Sections 3-4; artifact ``burstbuffer/alloc_only.py``,
 ``io_aware.py``, ``scheduler_options.json``.
@@ -90,7 +90,7 @@ from iosched.checks import option_number
 from iosched.errors import InputError
 from iosched.sched.adapter import PybatsimScheduler
 from iosched.sched.core import Scheduler
-from iosched.sched.executor import DEADLINE, Phase, Plan
+from iosched.sched.ioplan import BURST_BUFFER, Rules
 from iosched.sched.listschedule import ListSchedule, waiting_cost
 from iosched.sched.orders import fcfs, sjf
 from iosched.sched.policies import Easy, Fcfs, Filler
@@ -164,6 +164,8 @@ class Burstbuffer(PybatsimScheduler):
 
     OPTIONS = OPTIONS
     DYNAMIC_JOBS = True
+    #: burst-buffer jobs only: the placer gives each compute node its burst-buffer node
+    SERVES = frozenset({BURST_BUFFER})
     #: a message holding only phase completions runs no pass (the composed
     #: encoding has no such message, so both encodings decide alike)
     SKIP_INTERNAL_PASSES = True
@@ -197,6 +199,7 @@ class Burstbuffer(PybatsimScheduler):
         self.encoding = str(opts.get("encoding", "phases"))
         if self.encoding not in ENCODINGS:
             raise InputError(f"encoding={self.encoding!r} is unknown; expected one of {', '.join(ENCODINGS)}")
+        self.RULES = Rules(composed=self.encoding == "composed")
         self.started: list = []
         self._calls: set = set()
         # the search's options are checked for every policy, as before
@@ -236,20 +239,17 @@ class Burstbuffer(PybatsimScheduler):
         return self.executor.ended
 
     # ------------------------------------------------------- Batsim side
-    def run_plan(self, running) -> Plan:
-        """The job's run on its nodes, burst-buffer nodes and the PFS
-        (:func:`iosched.bb.model.build_run`): one phase per step
-        (:func:`iosched.bb.model.phase_jobs`, default) or one job with a
-        composed profile (option ``encoding``, embedded-only); each phase
-        gets what is left of the job's walltime."""
-        job, alloc = running.job, running.allocation
-        run = model.build_run(job.id, job.request, list(alloc.resources), alloc.data, self.placer.pfs)
-        self.started.append((running.start, job.id, ProcSet(alloc.resources), dict(alloc.data)))
-        if self.encoding == "composed":
-            parts = {name: p for name, p in run.profiles.items() if name != run.profile}
-            return Plan.composed_of(run.profiles[run.profile], parts, run.alloc, run.walltime)
-        phases = [Phase(profile, run.alloc) for _, _, profile in model.phase_jobs(job.id, run)]
-        return Plan(phases, run.walltime, DEADLINE, counted=True)
+    def allocation(self, running, io):
+        """The placer's allocation (``data``: compute id -> burst-buffer
+        node), recorded in ``started``; the core runs the job's burst-buffer
+        phases on it (:func:`iosched.sched.ioplan.plan_for`)."""
+        alloc = running.allocation
+        self.started.append((running.start, running.job.id, ProcSet(alloc.resources), dict(alloc.data)))
+        return alloc
+
+    def pfs_id(self):
+        """The PFS's resource id (the placer's, option ``pfs``)."""
+        return self.placer.pfs
 
     def after_pass(self, now: float) -> None:
         """Periodic calls while jobs wait (option ``period``)."""

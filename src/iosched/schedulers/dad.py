@@ -48,7 +48,7 @@ from iosched.dad.model import read_task, replica_for
 from iosched.errors import InputError
 from iosched.sched.adapter import PybatsimScheduler
 from iosched.sched.core import Scheduler
-from iosched.sched.executor import Plan
+from iosched.sched.ioplan import STATIC
 from iosched.sched.orders import fcfs
 
 __all__ = ["Dad", "POLICIES", "OPTIONS"]
@@ -87,6 +87,8 @@ class Dad(PybatsimScheduler):
     """
 
     OPTIONS = OPTIONS
+    #: static jobs only (their profile reads the files)
+    SERVES = frozenset({STATIC})
 
     def make_core(self, options: dict) -> Scheduler:
         pol = str(options.get("policy", "dad"))
@@ -114,20 +116,21 @@ class Dad(PybatsimScheduler):
         self._sources: dict = {}  # running job id -> the nodes it reads from remotely
         return Scheduler(self.dispatcher, NodePlacer(), fcfs, read_job=read_dad_job, name="Dad")
 
-    def run_plan(self, running) -> Plan:
-        """Static: EXECUTE_JOB on the task's slots with ``storage_mapping``:
-        each file's label -> the disk of the replica read from the task's
-        node (chosen now: it depends on the remote readers running)."""
+    def allocation(self, running, io):
+        """The task's slots with the source of each input file: the replica
+        read from the task's node (chosen now: it depends on the remote
+        readers running); the core sends EXECUTE_JOB with
+        ``storage_mapping`` file -> that replica's disk
+        (:func:`iosched.sched.ioplan.plan_for`)."""
         job, alloc = running.job, running.allocation
-        node, disks = alloc.data, self.core.placer.disks
+        node = alloc.data
         sources = {f.name: replica_for(f, node, self.serving) for f in job.request.files}
         remote = set(sources.values()) - {node}
         for src in remote:        # a task counts once per node it reads from
             self.serving[src] = self.serving.get(src, 0) + 1
         self._sources[job.id] = remote
         self.started.append((running.start, job.id, node, sources))
-        return Plan.static(alloc.with_io(
-            storage_mapping={name: disks[src] for name, src in sources.items()}))
+        return alloc.with_io(alloc.mapping, alloc.storage_mapping, sources, alloc.gate)
 
     def completed_id(self, batsim_job):
         """The job's own id; it stops counting as a remote reader of its

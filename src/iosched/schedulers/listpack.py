@@ -23,7 +23,7 @@ Options (pybatsim ``-o`` JSON):
 
 Workload jobs carry ``nodes``, ``periods``, ``w`` (s) and ``v`` (bytes)
 (:mod:`iosched.experiments.listpack.workload`). A started job ``w0!J`` is rejected and
-run by the core's executor (:mod:`iosched.sched.executor`) as dynamic jobs
+run (:func:`iosched.sched.ioplan.plan_for`, the part ``io.periodic``) by the core's executor (:mod:`iosched.sched.executor`) as dynamic jobs
 of the workload ``bb`` (:mod:`iosched.batsim.dynamic`), one per phase,
 period ``k = 0..n-1`` being phases ``2k`` and ``2k + 1``: ``bb!J:2k`` (a
 ``delay`` of ``w`` on all the job's resources) then ``bb!J:2k+1`` (a
@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import math
 
-from procset import ProcSet
 
 from iosched.checks import option_number
 from iosched.errors import InputError
@@ -48,7 +47,7 @@ from iosched.listpack.model import DEFAULT_BANDWIDTH, PeriodicJob
 from iosched.listpack.packs import PackPolicy, order_key
 from iosched.sched.adapter import PybatsimScheduler
 from iosched.sched.core import Scheduler
-from iosched.sched.executor import UNBOUNDED, Phase, Plan
+from iosched.sched.ioplan import PERIODIC
 from iosched.sched.iojob import read_io
 from iosched.sched.orders import fcfs
 from iosched.sched.policies import Easy, Fcfs
@@ -107,6 +106,8 @@ class Listpack(PybatsimScheduler):
 
     OPTIONS = OPTIONS
     DYNAMIC_JOBS = True
+    #: periodic jobs only (their writes gated by the I/O arbiter)
+    SERVES = frozenset({PERIODIC})
     #: A phase's end changes nothing the core sees (the job holds its
     #: resources until its last I/O phase), so a message holding only phase
     #: events gets no pass -- unless a running job's estimate has just run
@@ -166,21 +167,16 @@ class Listpack(PybatsimScheduler):
             self._pfs_id = ids[0]
         return self._pfs_id
 
-    def run_plan(self, running) -> Plan:
-        """Per period, a compute phase (a ``delay`` of ``w`` on all the
-        job's resources) then an I/O phase (``v`` bytes written to the PFS
-        from the first resource), gated by the I/O arbiter; no walltime."""
-        job = running.job
-        spec, resources = job.request, ProcSet(running.resources)
-        first = ProcSet(min(resources))
-        pfs = {"pfs": self._pfs()}
-        phases = []
-        for _ in range(spec.periods):
-            phases.append(Phase({"type": "delay", "delay": spec.w}, resources))
-            phases.append(Phase({"type": "parallel_homogeneous_pfs", "bytes_to_read": 0.0,
-                                 "bytes_to_write": spec.v, "storage": "pfs"}, first,
-                                storage_mapping=dict(pfs), gate=self.arbiter))
-        return Plan(phases, rule=UNBOUNDED)
+    def allocation(self, running, io):
+        """The placer's allocation with the I/O arbiter as the gate of the
+        job's writes (the core runs its periods,
+        :func:`iosched.sched.ioplan.plan_for`)."""
+        a = running.allocation
+        return a.with_io(a.mapping, a.storage_mapping, a.inputs, gate=self.arbiter)
+
+    def pfs_id(self):
+        """The PFS's resource id (the storage host named by option ``pfs``)."""
+        return self._pfs()
 
     def _overrun_due(self, now: float) -> bool:
         """Whether a running job's estimated end ``T_i(B)`` (not yet

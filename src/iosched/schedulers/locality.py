@@ -26,8 +26,11 @@ Batsim-standard profiles (``--enable-dynamic-jobs``; no composed profile):
    another job starts its compute phase when that load ends (a
    CALL_ME_LATER); a job whose file is there starts it at once.
 
-The core's executor (:mod:`iosched.sched.executor`, walltime rule
-``LEFT``) registers and advances these phases.
+The core derives these phases from the job's I/O model and the input's
+source this scheduler's cache model gives
+(:func:`iosched.sched.ioplan.plan_for`, rules :data:`Locality.RULES`);
+its executor (:mod:`iosched.sched.executor`, walltime rule ``LEFT``)
+registers and advances them.
 
 The static workload job is rejected (its dynamic jobs replace it), as the
 burst-buffer family does. The engine run keeps the artifact's integer clock
@@ -47,7 +50,6 @@ import json
 import math
 import time
 
-from procset import ProcSet
 
 from iosched.batsim.jobs import walltime_seconds
 from iosched.checks import option_number
@@ -58,8 +60,9 @@ from iosched.locality.planner import POLICIES, LJob, Planner
 from iosched.locality.policy import GB, PROFILE, LocalityPolicy, OneNodePlacer, file_order
 from iosched.sched.adapter import PybatsimScheduler
 from iosched.sched.core import Scheduler
-from iosched.sched.executor import LEFT, At, Phase, Plan
-from iosched.sched.iojob import read_io
+from iosched.sched.executor import At
+from iosched.sched.ioplan import CACHED, INPUTS, Rules
+from iosched.sched.iojob import PFS, read_io
 
 __all__ = ["Locality", "read_locality_job"]
 
@@ -152,6 +155,11 @@ class Locality(PybatsimScheduler):
 
     OPTIONS = OPTIONS
     DYNAMIC_JOBS = True
+    #: jobs reading inputs then computing (one input, cached per node)
+    SERVES = frozenset({INPUTS})
+    #: the artifact's integer clock (whole-second walltimes and durations)
+    #: and float32 sizes in GB (Gonthier et al.'s simulator)
+    RULES = Rules(whole_seconds=True, float32_gb=True)
 
     def make_core(self, options: dict) -> Scheduler:
         pol = str(options.get("policy", "lea"))
@@ -177,25 +185,24 @@ class Locality(PybatsimScheduler):
                          name="Locality", profile=PROFILE)
 
     # ------------------------------------------------------------ phases
-    def run_plan(self, running) -> Plan:
-        """The load phase (a ``parallel_homogeneous_pfs`` read of the file
-        on the first core, within the job's walltime), or a wait until the
-        file's load by another job ends, then the compute phase (a
-        ``delay`` on all the job's cores, with the walltime left)."""
+    def allocation(self, running, io):
+        """The placer's allocation with the input's source as the cache
+        model decided: read from the PFS (a load), being loaded by another
+        job until ``start + waiting`` (an :class:`~iosched.sched.executor.At`),
+        or already cached, and the time a history job ran before day 0; the core runs the read and the compute phase
+        (:func:`iosched.sched.ioplan.plan_for`, :data:`RULES`)."""
         job = running.job
         lj, _prof = job.request
         self.jobs[job.id] = lj
         self.t_start[job.id] = running.start
-        compute = Phase({"type": "delay", "delay": float(lj.delay)}, running.resources,
-                        index=COMPUTE_PHASE)
         if lj.transfer > 0:
-            load = Phase({"type": "parallel_homogeneous_pfs", "bytes_to_read": float(lj.size) * GB,
-                          "bytes_to_write": 0, "storage": "pfs"}, ProcSet(min(running.resources)),
-                         index=LOAD_PHASE, whole_walltime=True)
-            return Plan((load, compute), lj.walltime, LEFT)
-        if lj.waiting > 0:
-            compute.gate = At(running.start + lj.waiting)
-        return Plan((compute,), lj.walltime, LEFT)
+            src = PFS
+        elif lj.waiting > 0:
+            src = At(running.start + lj.waiting)
+        else:
+            src = CACHED
+        a = running.allocation
+        return a.with_io(a.mapping, a.storage_mapping, {io.inputs[0].file: src}, a.gate, lj.elapsed)
 
     def completed_id(self, batsim_job):
         """The static job a dynamic job ran when the job is over (None while

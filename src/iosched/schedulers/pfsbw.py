@@ -72,7 +72,7 @@ from iosched.pfsbw.policy import SlurmBackfill
 from iosched.pfsbw.trackers import POOL, AdaptiveTracker, IoAwareTracker, NodeTracker
 from iosched.sched.adapter import PybatsimScheduler, state_name
 from iosched.sched.core import Scheduler, plain_job
-from iosched.sched.executor import Plan
+from iosched.sched.ioplan import STATIC
 from iosched.sched.iojob import read_io
 from iosched.sched.orders import fcfs
 
@@ -187,6 +187,8 @@ class Pfsbw(PybatsimScheduler):
     """
 
     OPTIONS = OPTIONS
+    #: static jobs only (their profile does the I/O the estimator learns)
+    SERVES = frozenset({STATIC})
 
     def make_core(self, options: dict) -> Scheduler:
         opts = options
@@ -315,22 +317,22 @@ class Pfsbw(PybatsimScheduler):
                 f"most one of them")
         return out
 
-    def run_plan(self, running) -> Plan | None:
-        """Static: EXECUTE_JOB on the job's whole nodes with at most one
-        optional field: ``mapping`` (its ``res`` executors on the first
-        allocated cores) when it has fewer executors than allocated cores,
-        else ``storage_mapping`` when Batsim needs one
-        (:meth:`storage_mapping`; with exactly one storage host, never).
-        Jobs that would need both were rejected at submission."""
+    def allocation(self, running, io):
+        """The job's whole nodes with at most one optional field (the core
+        sends EXECUTE_JOB, :func:`iosched.sched.ioplan.plan_for`):
+        ``mapping`` (its ``res`` executors on the first allocated cores)
+        when it has fewer executors than allocated cores, else
+        ``storage_mapping`` when Batsim needs one (:meth:`storage_mapping`;
+        with exactly one storage host, never). Jobs that would need both
+        were rejected at submission."""
         job = running.job.batsim
         sm = self.storage_mapping(job)
         if job.requested_resources < len(running.resources):
             assert sm is None, f"job {job.id}: mapping and storage_mapping (should have been rejected)"
-            return Plan.static(running.allocation.with_io(
-                mapping={str(i): i for i in range(job.requested_resources)}))
+            return running.allocation.with_io(mapping={str(i): i for i in range(job.requested_resources)})
         if sm is not None:
-            return Plan.static(running.allocation.with_io(storage_mapping=sm))
-        return None
+            return running.allocation.with_io(storage_mapping=sm)
+        return running.allocation
 
     def onJobCompletion(self, job):
         """JOB_COMPLETED: a successful job teaches the estimator its

@@ -54,7 +54,7 @@ extra field ``io``: ``burst_buffer.bytes`` (bytes per node),
 read by the scheduler (before issue 26: the fields ``bb``, ``flops``,
 ``com``, still read); its
 profile is the artifact's ``parallel_homogeneous`` (``cpu``, ``com``, ``bb``),
-which is never executed as such (see :mod:`iosched.bb.model`).
+which is never executed as such (see :mod:`iosched.sched.bbrun`).
 
 Capacity: 40 GB per burst-buffer node (:data:`BB_CAPACITY`, the artifact's
 ``burst_buffer_capacity: 40`` GB of ``dragonfly96.yaml``); the paper's
