@@ -20,13 +20,15 @@ one-line :class:`~iosched.errors.InputError`.
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import sys
 from pathlib import Path
 
 from iosched.errors import InputError
 
 __all__ = ["MAX_TIME", "MAX_FLOAT", "TIME_RULE", "non_finite", "check_finite", "check_time",
-           "loads_json", "option_number", "check_output_file"]
+           "loads_json", "option_number", "check_output_file", "MAX_AMOUNT", "argument"]
 
 #: Largest time accepted in an input (s): 2**32 s, about 136 years.
 MAX_TIME = float(2 ** 32)
@@ -144,6 +146,45 @@ def option_number(options: dict, key: str, default, *, integer: bool = False,
     if not ok:
         raise InputError(f"option '{key}': expected {kind}{rng}, got {value!r}")
     return value if integer else float(value)
+
+
+#: Largest magnitude (bytes, bytes/s, flops, GB...) a generator argument may
+#: have: products of two such with a count stay far below the largest double.
+MAX_AMOUNT = 1e30
+
+
+def argument(value, name: str, *, integer: bool = False, minimum: float | None = 0,
+             exclusive_minimum: bool = False, maximum: float | None = MAX_AMOUNT, where: str = ""):
+    """A generator's numeric argument, checked where it is read (issue 31).
+
+    :param value: the argument; an int (bools refused) if *integer*, else an
+        int or a float (numpy numbers accepted), finite.
+    :param name: the argument's name, quoted in the message.
+    :param minimum: lower bound (strict if *exclusive_minimum*; None: none);
+        *maximum*: upper bound, inclusive (default :data:`MAX_AMOUNT`;
+        :data:`MAX_TIME` for times; None: none).
+    :param where: prefix of the message (the generator's name).
+    :returns: *value* unchanged (so that outputs stay the same).
+    :raises InputError: one line ``WHERE: NAME=VALUE: expected ...``.
+    """
+    kind = "an integer" if integer else "a finite number"
+    rng = ""
+    if minimum is not None:
+        rng += f" {'>' if exclusive_minimum else '>='} {minimum:g}"
+    if maximum is not None:
+        rng += f"{' and' if rng else ''} <= {maximum:g}"
+    ok = (isinstance(value, numbers.Integral) if integer else isinstance(value, numbers.Real)) \
+        and not isinstance(value, bool)
+    if ok and not integer:
+        ok = math.isfinite(float(value)) if not isinstance(value, numbers.Integral) or abs(value) < 2 ** 1000 \
+            else False
+    if ok and (minimum is not None and (value <= minimum if exclusive_minimum else value < minimum)
+               or maximum is not None and value > maximum):
+        ok = False
+    if not ok:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise InputError(f"{where + ': ' if where else ''}{name}={shown}: expected {kind}{rng}")
+    return value
 
 
 def check_output_file(path) -> None:

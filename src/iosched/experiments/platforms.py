@@ -124,7 +124,7 @@ from pathlib import Path
 
 import click
 
-from iosched.checks import check_output_file
+from iosched.checks import MAX_AMOUNT, check_output_file
 from iosched.clicommon import OneLineErrorCommand, input_errors_one_line
 from iosched.dad.model import DISK_SUFFIX
 from iosched.errors import InputError
@@ -190,7 +190,10 @@ def _quantity(value, units, base_unit, field, allow_zero=False):
     if isinstance(value, bool):
         raise InputError(f"platform: {field} must be a number or a quantity with a unit, got {value!r}")
     if isinstance(value, (int, float)):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:   # an int beyond the largest double
+            raise InputError(f"platform: {field} must be finite, got {_show(value)}") from None
         text = f"{number!r}{base_unit}"
     elif isinstance(value, str) and re.fullmatch(_NUMBER, value.strip()):
         number = float(value)
@@ -211,6 +214,12 @@ def _quantity(value, units, base_unit, field, allow_zero=False):
     if number < 0 or (number == 0 and not allow_zero):
         raise InputError(f"platform: {field} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
     return text
+
+
+def _show(x) -> str:
+    """``repr`` of a value, cut to 40 characters (a huge int stays one short line)."""
+    text = repr(x)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _speed(value, field):
@@ -809,7 +818,8 @@ def locality_xml(nodes: int = 486, cores: int = 20, bandwidth: float = 0.1e9, me
     :param io_model: ``"paper"`` or ``"shared-pfs"``;
     :param pfs_bandwidth: bytes/s of the shared file-system link
         (``shared-pfs`` only).
-    :raises InputError: non-positive sizes or an unknown I/O model.
+    :raises InputError: non-positive sizes, numbers above
+        :data:`iosched.checks.MAX_AMOUNT` or an unknown I/O model.
     """
     if io_model not in LOCALITY_IO_MODELS:
         raise InputError(f"io_model={io_model!r} is unknown; expected one of {', '.join(LOCALITY_IO_MODELS)}")
@@ -817,8 +827,9 @@ def locality_xml(nodes: int = 486, cores: int = 20, bandwidth: float = 0.1e9, me
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise InputError(f"locality platform: {name}={v!r} must be an integer >= 1")
     for name, v in (("bandwidth", bandwidth), ("memory", memory), ("pfs_bandwidth", pfs_bandwidth)):
-        if not (isinstance(v, (int, float)) and 0 < v < float("inf")):
-            raise InputError(f"locality platform: {name}={v!r} must be a positive number")
+        if not (isinstance(v, (int, float)) and 0 < v <= MAX_AMOUNT):
+            raise InputError(f"locality platform: {name}={_show(v)} must be a positive number "
+                             f"(at most {MAX_AMOUNT:g})")
     big = "1PBps"
     pfs_bw = big if io_model == "paper" else f"{float(pfs_bandwidth):.6g}Bps"
     pfs_policy = "FATPIPE" if io_model == "paper" else "SHARED"
@@ -860,11 +871,12 @@ def pfsbw_xml(nb_nodes: int = 15, node_bw: float = PFSBW_NODE_BW, pfs_bw: float 
     shared link of ``pfs_bw`` to the file-system host ``pfs``
     (``role=storage``); bandwidths in bytes/s.
 
-    :raises InputError: non-positive numbers.
+    :raises InputError: non-positive numbers, bandwidths not finite or above
+        :data:`iosched.checks.MAX_AMOUNT` (one line naming the argument).
     """
     for name, v in (("node_bw", node_bw), ("pfs_bw", pfs_bw), ("thread_bw", thread_bw)):
-        if not (isinstance(v, (int, float)) and v > 0):
-            raise InputError(f"platform: {name} must be > 0 bytes/s, got {v!r}")
+        if not (isinstance(v, (int, float)) and 0 < v <= MAX_AMOUNT):
+            raise InputError(f"platform: {name} must be > 0 bytes/s (at most {MAX_AMOUNT:g}), got {_show(v)}")
     for name, v in (("nb_nodes", nb_nodes), ("cores", cores)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise InputError(f"platform: {name} must be an integer >= 1, got {v!r}")

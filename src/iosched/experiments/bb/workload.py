@@ -85,6 +85,7 @@ import click
 import numpy as np
 
 from iosched.bb.model import CPU_SPEED, GB, KIB, MB
+from iosched.checks import MAX_AMOUNT, argument
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError
 from iosched.sched.iojob import BurstBuffer, Compute, IOJob, to_json
@@ -175,14 +176,24 @@ def generate(swf_path, *, seed: int = 0, nb_res: int = NB_COMPUTE, first: Option
     :param bandwidth: I/O bandwidth (bytes/s) of the compute-time correction.
     :returns: ``{"description", "nb_res", "seed", "jobs", "profiles"}``; job
         ids are the SWF job numbers; ``dropped`` counts the dropped jobs.
-    :raises InputError: unreadable SWF, bad arguments.
+    :raises InputError: unreadable SWF, bad arguments (one line naming the
+        argument: ``seed`` an integer >= 0, ``nb_res``, ``nb_storage`` and
+        ``first`` integers >= 1, ``capacity_per_storage`` at least 1 MB (a
+        smaller one would round requests to 0 bytes), ``runtime_factor`` >= 0,
+        ``bandwidth`` > 0; numbers finite and at most
+        :data:`iosched.checks.MAX_AMOUNT`).
     """
-    if first is not None and (not isinstance(first, int) or first < 1):
+    if first is not None and (not isinstance(first, int) or isinstance(first, bool) or first < 1):
         raise InputError(f"first must be a positive integer, got {first!r}")
     if cap not in CAPS:
         raise InputError(f"cap={cap!r} is unknown; expected one of {', '.join(CAPS)}")
-    if not (bandwidth > 0 and math.isfinite(bandwidth)):
-        raise InputError(f"bandwidth={bandwidth!r} must be a positive number of bytes/s")
+    argument(seed, "seed", integer=True, maximum=None, where="bb workload")
+    argument(nb_res, "nb_res", integer=True, minimum=1, maximum=None, where="bb workload")
+    argument(nb_storage, "nb_storage", integer=True, minimum=1, maximum=None, where="bb workload")
+    if capacity_per_storage is not None:
+        argument(capacity_per_storage, "capacity_per_storage", minimum=MB, where="bb workload")
+    argument(runtime_factor, "runtime_factor", where="bb workload")
+    argument(bandwidth, "bandwidth", minimum=0, exclusive_minimum=True, where="bb workload")
     log = read_swf(swf_path)
     df = log.jobs
     capacity = BB_CAPACITY if capacity_per_storage is None else float(capacity_per_storage)
@@ -327,8 +338,14 @@ def campaign_workload(seed: int = 0, swf: str = "default", first: Optional[int] 
         bandwidth of the compute-time correction (MB/s); ``capacity``: bytes
         per burst-buffer node.
     :returns: a workload dict, or a list of workload dicts.
-    :raises InputError: unreadable SWF or bad arguments.
+    :raises InputError: unreadable SWF or bad arguments (one line naming the
+        argument, as :func:`generate`; ``part_days`` > 0).
     """
+    argument(bandwidth_mbps, "bandwidth_mbps", minimum=0, exclusive_minimum=True, maximum=MAX_AMOUNT / MB,
+             where="bb workload")
+    argument(capacity, "capacity", minimum=MB, where="bb workload")
+    argument(part_days, "part_days", minimum=0, exclusive_minimum=True, where="bb workload")
+    argument(seed, "seed", integer=True, maximum=None, where="bb workload")
     if swf == "default":
         swf = find_default_swf()
     w = generate(swf, seed=int(seed), first=first, cap=cap, bandwidth=float(bandwidth_mbps) * MB,

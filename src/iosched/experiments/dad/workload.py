@@ -47,6 +47,7 @@ import numpy as np
 from iosched.checks import check_output_file
 from iosched.clicommon import OneLineErrorCommand, input_errors_one_line
 from iosched.dad.model import read_task
+from iosched.checks import MAX_TIME, argument
 from iosched.engine.platform import read_hosts
 from iosched.errors import InputError
 from iosched.experiments.platforms import node_name
@@ -108,10 +109,13 @@ def file_benchmark(nb_files: int = 20, size: float = GB, nb_nodes: int = 4, name
     file ``i`` on one slot (Section V-A/B: 20 files of 1 GB on 4 nodes).
 
     :returns: a Batsim workload dict (``nb_res`` = ``nb_nodes``, a lower bound).
-    :raises InputError: non-positive counts or size.
+    :raises InputError: a count not an integer >= 1, a size not a finite
+        number > 0 (at most :data:`iosched.checks.MAX_AMOUNT`); one line
+        naming the argument.
     """
-    if nb_files < 1 or nb_nodes < 1 or not size > 0:
-        raise InputError(f"{name}: nb_files, nb_nodes and size must be positive")
+    argument(nb_files, "nb_files", integer=True, minimum=1, maximum=None, where=name)
+    argument(nb_nodes, "nb_nodes", integer=True, minimum=1, maximum=None, where=name)
+    argument(size, "size", exclusive_minimum=True, where=name)
     jobs, profiles = [], {}
     w = len(str(nb_files - 1))
     for i in range(nb_files):
@@ -140,11 +144,15 @@ def blast_shares(slowdown: float, set_bytes: float, slots: int, local_bw: float,
         the paper's Blastx: 0.1728, Section II).
     :returns: ``{"compute_s", "flops", "t_local", "t_remote", "io_share_local",
         "io_share_remote"}`` (s, flops per slot, s, s, fractions).
-    :raises InputError: a non-positive argument, or a slowdown too large for
-        the I/O (C would be negative).
+    :raises InputError: an argument not a finite number > 0 (at most
+        :data:`iosched.checks.MAX_AMOUNT`; ``slots`` an integer >= 1), or a
+        slowdown too large for the I/O (C would be negative); one line naming
+        the argument.
     """
-    if not (slowdown > 0 and set_bytes > 0 and slots >= 1 and local_bw > 0 and nic_bw > 0 and speed > 0):
-        raise InputError("blast_shares: every argument must be positive")
+    for arg, value in (("slowdown", slowdown), ("set_bytes", set_bytes), ("local_bw", local_bw),
+                       ("nic_bw", nic_bw), ("speed", speed)):
+        argument(value, arg, exclusive_minimum=True, where="blast_shares")
+    argument(slots, "slots", integer=True, minimum=1, maximum=None, where="blast_shares")
     io_l, io_r = set_bytes / (slots * local_bw), set_bytes / nic_bw
     c = (io_r - (1 + slowdown) * io_l) / slowdown
     if c < 0:
@@ -173,10 +181,20 @@ def blast_like(nb_tasks: int = 8, slots: int = 8, nb_nodes: int = 4, set_files: 
     assumption).
 
     :returns: a Batsim workload dict; ``description`` records the shares.
-    :raises InputError: bad counts.
+    :raises InputError: a count not an integer >= 1, ``replicas`` above
+        ``nb_nodes``, a size, slowdown, bandwidth or speed not a finite number
+        > 0 (at most :data:`iosched.checks.MAX_AMOUNT`); one line naming the
+        argument.
     """
-    if nb_tasks < 1 or slots < 1 or set_files < 1 or replicas < 1 or replicas > nb_nodes:
-        raise InputError("blast_like: counts must be >= 1 and replicas <= nb_nodes")
+    for arg, value in (("nb_tasks", nb_tasks), ("slots", slots), ("nb_nodes", nb_nodes),
+                       ("set_files", set_files), ("replicas", replicas)):
+        argument(value, arg, integer=True, minimum=1, maximum=None, where="blast_like")
+    if replicas > nb_nodes:
+        raise InputError(f"blast_like: replicas={replicas} is more than nb_nodes={nb_nodes}")
+    for arg, value in (("set_bytes", set_bytes), ("set_bytes_n", set_bytes_n), ("slowdown_x", slowdown_x),
+                       ("slowdown_n", slowdown_n), ("local_bw", local_bw), ("nic_bw", nic_bw), ("speed", speed)):
+        if value is not None or arg != "set_bytes_n":
+            argument(value, arg, exclusive_minimum=True, where="blast_like")
     jobs, profiles, desc = [], {}, {}
     sizes = {"blastx": set_bytes, "blastn": set_bytes if set_bytes_n is None else set_bytes_n}
     for q, (queue, slowdown) in enumerate((("blastx", slowdown_x), ("blastn", slowdown_n))):
@@ -217,8 +235,26 @@ def trace_driven(swf_path, nb_nodes: int, slots: int, *, first: int = 1000, seed
     machine, a 512 x 16-slot one would otherwise stay idle.  Draws use
     ``numpy.random.Generator(PCG64(seed))``.
 
-    :raises InputError: unreadable trace or bad counts.
+    :raises InputError: unreadable trace; a count not an integer (``first``,
+        ``files_per_set``, ``replicas``, ``nb_nodes``, ``slots`` >= 1,
+        ``nb_sets`` >= 0), ``replicas`` above ``nb_nodes``, ``seed`` not an
+        integer >= 0, ``io_queue_share`` not in [0, 1], ``file_bytes``,
+        ``speed`` or ``max_runtime`` not a finite number > 0, ``load`` not a
+        finite number >= 0 (numbers at most :data:`iosched.checks.MAX_AMOUNT`)
+        or so small that the arrivals would end after
+        :data:`iosched.checks.MAX_TIME`; one line naming the argument.
     """
+    for arg, value, low in (("nb_nodes", nb_nodes, 1), ("slots", slots, 1), ("first", first, 1),
+                            ("nb_sets", nb_sets, 0), ("files_per_set", files_per_set, 1),
+                            ("replicas", replicas, 1), ("seed", seed, 0)):
+        argument(value, arg, integer=True, minimum=low, maximum=None, where="trace_driven")
+    if replicas > nb_nodes:
+        raise InputError(f"trace_driven: replicas={replicas} is more than nb_nodes={nb_nodes}")
+    for arg, value in (("file_bytes", file_bytes), ("speed", speed), ("max_runtime", max_runtime)):
+        argument(value, arg, exclusive_minimum=True, where="trace_driven")
+    argument(max_runtime, "max_runtime", exclusive_minimum=True, maximum=MAX_TIME, where="trace_driven")
+    argument(io_queue_share, "io_queue_share", maximum=1, where="trace_driven")
+    argument(load, "load", where="trace_driven")
     try:
         rows = []
         with open(swf_path) as fh:
@@ -235,8 +271,6 @@ def trace_driven(swf_path, nb_nodes: int, slots: int, *, first: int = 1000, seed
         raise InputError(f"{swf_path}: cannot read the SWF trace: {exc}") from None
     if not rows:
         raise InputError(f"{swf_path}: no usable job")
-    if replicas > nb_nodes or nb_nodes < 1 or slots < 1:
-        raise InputError("trace_driven: bad node, slot or replica count")
     rng = np.random.Generator(np.random.PCG64(seed))
     nb_sets = nb_sets or max(2, nb_nodes // 4)
     sets = []
@@ -256,6 +290,9 @@ def trace_driven(swf_path, nb_nodes: int, slots: int, *, first: int = 1000, seed
     if load > 0 and span > 0:
         work = sum(min(p, slots) * min(r, max_runtime) for _, r, p in rows)
         factor = work / (load * nb_nodes * slots * span)
+        if not span * factor <= MAX_TIME:
+            raise InputError(f"trace_driven: load={load!r} stretches the trace's {span:g} s of arrivals to "
+                             f"{span * factor:g} s, above {MAX_TIME:g} s")
     for i, (sub, run, procs) in enumerate(rows):
         s = int(rng.integers(nb_sets))
         queue = "io" if s < round(io_queue_share * nb_sets) else "cpu"

@@ -47,6 +47,7 @@ from statistics import NormalDist
 import click
 import numpy as np
 
+from iosched.checks import argument
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError, one_line
 from iosched.experiments.platforms import listpack_xml
@@ -151,6 +152,12 @@ def _check(family, alpha, n_jobs, tol, max_tries, bn_sd, no_sd, volume):
         raise InputError(f"volume={volume!r} is unknown; expected one of {', '.join(VOLUME_RULES)}")
 
 
+def _show(x) -> str:
+    """``repr`` of a value, cut to 40 characters (a huge int stays one short line)."""
+    text = repr(x)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _alpha(x, Q, n, w, P, volume):
     # equation (2) with v = x w B Q / P (paper) or x w B (time), B cancels out
     io = x * w * (Q / P) if volume == "paper" else x * w
@@ -172,12 +179,14 @@ def generate(family: str, alpha: float, seed: int = 0, n_jobs: int = 100, *,
     :param no_sd: standard deviation of No's normal.
     :param volume: ``"paper"`` (``v = X w B Q / P``) or ``"time"`` (``v = X w B``).
     :returns: a :class:`GeneratedWorkload`.
-    :raises InputError: a bad parameter, or no draw reaches the target in
-        ``max_tries`` attempts.
+    :raises InputError: a bad parameter (one line naming it; ``seed`` below
+        2^64, ``bandwidth`` > 0 and at most :data:`iosched.checks.MAX_AMOUNT`),
+        or no draw reaches the target in ``max_tries`` attempts.
     """
     _check(family, alpha, n_jobs, tol, max_tries, bn_sd, no_sd, volume)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise InputError(f"seed={seed!r} must be an integer >= 0")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 64:
+        raise InputError(f"seed={_show(seed)} must be an integer >= 0 and < 2^64")
+    argument(bandwidth, "bandwidth", minimum=0, exclusive_minimum=True, where="listpack workload")
     jobs_kind, io_kind = FAMILIES[family]
     machine = (Machine(MIRA_NODES, MIRA_BLOCK, float(bandwidth)) if jobs_kind == "mira"
                else Machine(UNIFORM_NODES, UNIFORM_BLOCK, float(bandwidth)))

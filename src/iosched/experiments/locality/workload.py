@@ -29,7 +29,7 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from iosched.checks import check_output_file
+from iosched.checks import MAX_AMOUNT, MAX_TIME, argument, check_output_file
 from iosched.errors import InputError
 from iosched.locality.planner import LJob
 from iosched.sched.iojob import Compute, InputFile, IOJob, to_json
@@ -85,6 +85,20 @@ def _num(rec: dict, key: str, where: str) -> float:
     if not (v == v and abs(v) != float("inf")):
         raise InputError(f"{where}: field {key}={rec[key]!r} is not finite")
     return v
+
+
+def _finite(x) -> bool:
+    """True for a finite number (an int too large for a double is not)."""
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
+
+
+def _show(x) -> str:
+    """``repr`` of a value, cut to 40 characters (a huge int stays one short line)."""
+    text = repr(x)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def read_cluster(path) -> list:
@@ -183,9 +197,17 @@ def to_batsim(jobs: list, out=None, nb_res: int = None, start: int = None) -> di
     at one instant in another order).
 
     :param out: if given, path where the JSON is written.
-    :param start: day 0 (s); default :func:`day0` of the jobs.
+    :param nb_res: the workload's ``nb_res`` (int >= 0; None or 0: the
+        largest ``cores`` of the jobs).
+    :param start: day 0 (s, a finite number at most
+        :data:`iosched.checks.MAX_TIME`); default :func:`day0` of the jobs.
     :returns: the workload dict.
+    :raises InputError: a bad ``nb_res`` or ``start`` (one line naming it).
     """
+    if nb_res is not None:
+        argument(nb_res, "nb_res", integer=True, minimum=0, maximum=None, where="locality to_batsim")
+    if start is not None:
+        argument(start, "start", minimum=None, maximum=MAX_TIME, where="locality to_batsim")
     t0 = day0(jobs) if start is None else int(start)
     wl_jobs, profiles = [], {}
     for j in jobs:
@@ -220,15 +242,17 @@ def from_swf(swf_jobs, cores_per_node: int = 20, memory_gb: float = 128.0, windo
 
     :raises InputError: a record without user id or with non-positive cores;
         ``cores_per_node`` not a positive integer, ``memory_gb`` not a
-        positive finite number, ``window`` negative or not finite (one line
-        naming the argument).
+        positive finite number (at most :data:`iosched.checks.MAX_AMOUNT`),
+        ``window`` negative or not finite (at most
+        :data:`iosched.checks.MAX_TIME`) (one line naming the argument).
     """
     if isinstance(cores_per_node, bool) or not isinstance(cores_per_node, int) or cores_per_node < 1:
         raise InputError(f"cores per node: expected a positive integer, got {cores_per_node!r}")
-    if not (isinstance(memory_gb, (int, float)) and math.isfinite(memory_gb) and memory_gb > 0):
-        raise InputError(f"memory per node: expected a positive finite number of GB, got {memory_gb!r}")
-    if not (isinstance(window, (int, float)) and math.isfinite(window) and window >= 0):
-        raise InputError(f"window: expected a finite number of s >= 0, got {window!r}")
+    if not (isinstance(memory_gb, (int, float)) and _finite(memory_gb) and 0 < memory_gb <= MAX_AMOUNT):
+        raise InputError(f"memory per node: expected a positive finite number of GB (at most {MAX_AMOUNT:g}), "
+                         f"got {_show(memory_gb)}")
+    if not (isinstance(window, (int, float)) and _finite(window) and 0 <= window <= MAX_TIME):
+        raise InputError(f"window: expected a finite number of s >= 0 (at most {MAX_TIME:g}), got {_show(window)}")
     out, groups, next_file = [], {}, 1
     for r in sorted(swf_jobs, key=lambda r: (r["subtime"], r["id"])):
         user, cores = r.get("user"), int(r["cores"])

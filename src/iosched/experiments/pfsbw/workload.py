@@ -49,14 +49,13 @@ w1 OUT.json``, ``... w2 OUT.json``, ``... curve OUT.csv -p PLATFORM``,
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import click
 import numpy as np
 
 from iosched.api import simulate
-from iosched.checks import check_output_file
+from iosched.checks import MAX_TIME, argument, check_output_file
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError, one_line
 from iosched.experiments.platforms import GIB, PFSBW_CORES, PFSBW_NODE_BW, PFSBW_PFS_BW, PFSBW_THREAD_BW
@@ -107,14 +106,17 @@ def workload(waves: int, phases, sleep: float = SLEEP, walltime: float = WALLTIM
     scheduler knows). 0 (default): every job of a type shares one profile.
 
     :raises InputError: non-positive waves, sleep or walltime, a sleep or
-        walltime not finite; noise outside ``[0, 1)``.
+        walltime not a number, not finite or above
+        :data:`iosched.checks.MAX_TIME`; noise not a number in ``[0, 1)``; a
+        seed not an integer >= 0 (one line naming the argument).
     """
     if isinstance(waves, bool) or not isinstance(waves, int) or waves < 1:
         raise InputError(f"workload: waves must be an integer >= 1, got {waves!r}")
-    if not (0 < sleep < math.inf and 0 < walltime < math.inf):
-        raise InputError(f"workload: sleep and walltime must be finite and > 0 s, got {sleep!r} and {walltime!r}")
-    if not (0 <= noise < 1):
+    argument(sleep, "sleep", exclusive_minimum=True, maximum=MAX_TIME, where="workload")
+    argument(walltime, "walltime", exclusive_minimum=True, maximum=MAX_TIME, where="workload")
+    if not (0 <= argument(noise, "noise", maximum=1, where="workload") < 1):
         raise InputError(f"workload: noise must be in [0, 1), got {noise!r}")
+    argument(seed, "seed", integer=True, maximum=None, where="workload")
     rng = np.random.default_rng(seed)
     profiles, jobs = {}, []
     for _ in range(waves):
