@@ -119,6 +119,17 @@ def loads_json(text, where: str):
         raise InputError(f"{where}: invalid JSON: {exc}") from None
 
 
+def _range_text(minimum, exclusive_minimum: bool, maximum) -> str:
+    """`` >= 0 and <= 1e+30``: the bounds quoted in a range error (empty
+    without bounds)."""
+    rng = ""
+    if minimum is not None:
+        rng += f" {'>' if exclusive_minimum else '>='} {minimum:g}"
+    if maximum is not None:
+        rng += f"{' and' if rng else ''} <= {maximum:g}"
+    return rng
+
+
 def option_number(options: dict, key: str, default, *, integer: bool = False,
                   minimum: float | None = None, maximum: float | None = None,
                   exclusive_minimum: bool = False):
@@ -134,11 +145,7 @@ def option_number(options: dict, key: str, default, *, integer: bool = False,
     """
     value = options.get(key, default)
     kind = "an integer" if integer else "a finite number"
-    rng = ""
-    if minimum is not None:
-        rng += f" {'>' if exclusive_minimum else '>='} {minimum:g}"
-    if maximum is not None:
-        rng += f"{' and' if rng else ''} <= {maximum:g}"
+    rng = _range_text(minimum, exclusive_minimum, maximum)
     ok = type(value) is int or (not integer and type(value) is float and not _bad_number(value))
     if ok and (minimum is not None and (value <= minimum if exclusive_minimum else value < minimum)
                or maximum is not None and value > maximum):
@@ -168,11 +175,7 @@ def argument(value, name: str, *, integer: bool = False, minimum: float | None =
     :raises InputError: one line ``WHERE: NAME=VALUE: expected ...``.
     """
     kind = "an integer" if integer else "a finite number"
-    rng = ""
-    if minimum is not None:
-        rng += f" {'>' if exclusive_minimum else '>='} {minimum:g}"
-    if maximum is not None:
-        rng += f"{' and' if rng else ''} <= {maximum:g}"
+    rng = _range_text(minimum, exclusive_minimum, maximum)
     ok = (isinstance(value, numbers.Integral) if integer else isinstance(value, numbers.Real)) \
         and not isinstance(value, bool)
     if ok and not integer:
