@@ -43,7 +43,7 @@ from iosched.errors import InputError
 from iosched.sched.core import Scheduler
 from iosched.sched.executor import Executor, Plan, state_name
 from iosched.sched.ioplan import INPUTS, PERIODIC, STATIC, Rules, plan_for, unserved
-from iosched.sched.iojob import read_io
+from iosched.sched.iojob import NO_IO, read_io
 from iosched.sched.machine import Machine
 from iosched.sched.options import check_declared
 
@@ -151,6 +151,8 @@ class PybatsimScheduler(BatsimScheduler):
             io = read_io(getattr(batsim_job, "json_dict", None) or {}, f"job {batsim_job.id}")
         except InputError as exc:
             return str(exc)
+        if io is NO_IO and STATIC in self.SERVES:
+            return None        # a plain job: nothing to check, nothing to keep
         machine = self.core.machine
         dynamic = self.DYNAMIC_JOBS or getattr(self.bs, "dynamic_job_registration_enabled", False) is True
         reason = unserved(io, self.SERVES, self.scheduler_name, dynamic=dynamic,

@@ -47,7 +47,7 @@ from iosched.checks import MAX_FLOAT
 from iosched.errors import InputError
 
 __all__ = ["InputFile", "Compute", "BurstBuffer", "Periodic", "Writes", "IOJob", "SCHEMA",
-           "LEGACY_FIELDS", "PFS", "DEFAULT_CHECKPOINT_FACTOR", "read_io", "validate", "parse_io",
+           "LEGACY_FIELDS", "NO_IO", "PFS", "DEFAULT_CHECKPOINT_FACTOR", "read_io", "validate", "parse_io",
            "to_json"]
 
 #: The copy / target name of the parallel file system.
@@ -65,6 +65,10 @@ LEGACY_FIELDS = {
     "dad": ("files",),
     "pfsbw": ("variety", "bytes_written", "nodes"),
 }
+
+#: Every field :func:`read_io` converts from the earlier formats (a job
+#: with none of them and no ``io`` has no I/O model: :data:`NO_IO`).
+_LEGACY_KEYS = frozenset(k for keys in LEGACY_FIELDS.values() for k in keys) | {"w", "v"}
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,11 @@ class IOJob:
     writes: Writes | None = None
     application: str | None = None
     throughput_cap: float | None = None
+
+
+#: The I/O model of a job without one (no ``io``, none of the earlier
+#: fields): the Batsim profile is the whole job (shared: the model is frozen).
+NO_IO = IOJob()
 
 
 def _load_schema() -> dict:
@@ -411,6 +420,8 @@ def read_io(job_json: Mapping, where: str) -> IOJob:
     """
     if "io" in job_json:
         return parse_io(job_json["io"], where)
+    if _LEGACY_KEYS.isdisjoint(job_json):
+        return NO_IO      # most jobs of plain workloads: read once per submission
     return _from_legacy(job_json, where)
 
 

@@ -238,10 +238,12 @@ def plan_for(io: IOJob, allocation, running, *, storage: Optional[Mapping[int, s
         burst-buffer storage, no PFS, a copy's disk not on the platform),
         one line naming the job and the part.
     """
+    part = part_of(io)
+    if part == STATIC and not io.inputs and allocation.storage_mapping is None:
+        return Plan.static(allocation)     # a plain job (most of them): nothing to derive
     storage = storage or {}
     if pfs is None:
         pfs = pfs_of(storage)
-    part = part_of(io)
     sid = running.job.id
     if part == BURST_BUFFER:
         return _burst_buffer(io, allocation, running, pfs, rules, sid)
