@@ -16,12 +16,11 @@ core's (:mod:`iosched.sched.bbrun`, through
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Mapping
 
 from iosched.batsim.jobs import walltime_seconds
 from iosched.errors import InputError
-from iosched.sched.bbrun import CHECKPOINT_FACTOR, MAX_COMPUTE_PHASES, TARGET_PHASE_FLOPS, bb_held
+from iosched.sched.bbrun import CHECKPOINT_FACTOR, MAX_COMPUTE_PHASES, TARGET_PHASE_FLOPS, RunRequest, bb_held
 from iosched.sched.iojob import Compute, read_io
 
 __all__ = [
@@ -36,24 +35,15 @@ KIB = 1024
 CPU_SPEED = 1e9
 
 
-@dataclass(frozen=True)
-class JobRequest:
-    """What the model needs of a workload job (its I/O model, :mod:`iosched.sched.iojob`).
-
-    ``nodes`` (int, Batsim's ``res``), ``bb`` (bytes per compute node, > 0;
-    ``io.burst_buffer.bytes``), ``flops`` (flops per compute node over the
-    whole job, >= 0; ``io.compute.flops``), ``com`` (bytes per ordered pair of
-    compute nodes per compute phase, >= 0; ``io.compute.com``), ``walltime``
-    (s, or ``inf``), ``checkpoint_factor`` (checkpoint size / ``bb``;
-    ``io.burst_buffer.checkpoint_factor``, default :data:`CHECKPOINT_FACTOR`).
-    """
-
-    nodes: int
-    bb: float
-    flops: float
-    com: float
-    walltime: float
-    checkpoint_factor: float = CHECKPOINT_FACTOR
+#: What the family reads of a job: the core's
+#: :class:`~iosched.sched.bbrun.RunRequest` (``nodes`` = Batsim's ``res``;
+#: ``bb`` bytes per compute node, > 0, ``io.burst_buffer.bytes``; ``flops``
+#: per compute node over the whole job, >= 0, ``io.compute.flops``; ``com``
+#: bytes per ordered pair of compute nodes per compute phase, >= 0,
+#: ``io.compute.com``; ``walltime`` s or ``inf``; ``checkpoint_factor``,
+#: ``io.burst_buffer.checkpoint_factor``): the placer reserves what it asks,
+#: the core runs it from the same numbers.
+JobRequest = RunRequest
 
 
 def job_request(job_json: Mapping) -> JobRequest:

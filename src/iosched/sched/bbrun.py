@@ -191,8 +191,8 @@ def build_run(static_id: str, req, compute: Sequence[int], bb_of: Mapping[int, i
     :param req: its request: an object with ``nodes`` (int), ``bb`` (bytes
         per compute node, > 0), ``flops`` (per compute node, >= 0), ``com``
         (bytes per ordered pair per compute phase, >= 0), ``walltime`` (s or
-        inf) and ``checkpoint_factor`` -- a :class:`RunRequest` or the
-        family's :class:`iosched.bb.model.JobRequest`.
+        inf) and ``checkpoint_factor``: a :class:`RunRequest` (the
+        burst-buffer family's ``JobRequest`` is the same class).
     :param compute: its ``req.nodes`` compute resource ids (distinct).
     :param bb_of: compute id -> storage id holding that node's burst buffer.
     :param pfs: resource id of the PFS (a storage resource).
