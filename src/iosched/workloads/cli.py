@@ -23,12 +23,26 @@ from iosched.workloads.convert import PROFILE_TYPES, swf_to_batsim
 from iosched.workloads.writer import dump_workload
 from iosched.workloads.default_swf import find_default_swf
 
-__all__ = ["swf_command"]
+__all__ = ["swf_command", "swf_and_out"]
 
 
-def _default_swf():
+def swf_and_out(paths, command: str, out: str = "OUT.json") -> tuple:
+    """``(swf, out)`` of a generator's ``[SWF] OUT`` arguments: the SWF given,
+    or the shared KTH-SP2 trace
+    (:func:`~iosched.workloads.default_swf.find_default_swf`).
+
+    :param paths: the one or two command-line arguments (strings).
+    :param command: the command's name, quoted in the error.
+    :param out: the name of the output argument in the error.
+    :raises click.ClickException: not one or two arguments, or no default
+        trace found (one line).
+    """
+    if len(paths) == 2:
+        return paths[0], paths[1]
+    if len(paths) != 1:
+        raise click.ClickException(f"{command}: expected [SWF] {out}, got {len(paths)} arguments")
     try:
-        return find_default_swf()
+        return find_default_swf(), paths[0]
     except InputError as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -57,12 +71,7 @@ def swf_command(paths, nb_res, first, start, end, profile_type, speed, walltime_
     --use-allocated --walltime-factor 2 gives the res and walltime of Batsim's
     tools/swf_to_batsim_workload_delay.py.
     """
-    if len(paths) == 1:
-        swf, out = _default_swf(), paths[0]
-    elif len(paths) == 2:
-        swf, out = paths
-    else:
-        raise click.ClickException(f"swf: expected [SWF] OUT.json, got {len(paths)} arguments")
+    swf, out = swf_and_out(paths, "swf")
     try:
         workload, report = swf_to_batsim(
             swf, nb_res=nb_res, first=first, start=start, end=end, profile_type=profile_type, speed=speed,

@@ -89,6 +89,7 @@ from iosched.checks import MAX_AMOUNT, argument
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError
 from iosched.sched.iojob import BurstBuffer, Compute, IOJob, to_json
+from iosched.workloads.cli import swf_and_out
 from iosched.workloads.default_swf import find_default_swf
 from iosched.workloads.subset import workload_subset
 from iosched.workloads.swf import read_swf
@@ -363,13 +364,6 @@ def campaign_workload(seed: int = 0, swf: str = "default", first: Optional[int] 
 # command line
 
 
-def _default_swf():
-    try:
-        return find_default_swf()
-    except InputError as exc:
-        raise click.ClickException(str(exc)) from None
-
-
 @click.command(name="bb", cls=OneLineErrorCommand)
 @click.argument("paths", nargs=-1, metavar="[SWF] OUT")
 @click.option("--seed", type=int, default=1, show_default=True, help="random seed of the burst-buffer draws")
@@ -393,12 +387,8 @@ def workload_command(paths, seed, first, parts, part_days, cap, bandwidth):
     seed gives byte-identical files. Run it with a burst-buffer policy, e.g.
     `iosched run -p platforms/dragonfly96.xml -w OUT -s sjf-bb -o DIR`.
     """
-    if len(paths) == 1:
-        swf, out = _default_swf(), Path(paths[0])
-    elif len(paths) == 2:
-        swf, out = paths[0], Path(paths[1])
-    else:
-        raise click.ClickException(f"bb: expected [SWF] OUT, got {len(paths)} arguments")
+    swf, out = swf_and_out(paths, "bb", "OUT")
+    out = Path(out)
     if parts is not None and parts != "artifact":
         try:
             parts = int(parts)
