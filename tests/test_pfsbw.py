@@ -650,3 +650,34 @@ def test_curve_on_a_platform_that_is_not_xml_one_line(tmp_path):
     lines = [x for x in res.output.splitlines() if x.strip()]
     assert len(lines) == 1 and "bad.xml" in lines[0] and "Traceback" not in res.output
     assert not (tmp_path / "c.csv").exists()
+
+
+def test_overload_curve_on_the_pfsbw_platform(tmp_path):
+    """The measured curve under the paper's overload reading (docs/pfsbw.md):
+    write x8 jobs are node-bound (3.75 GiB/s each) up to 5, then the file
+    system's capacity, 19 then 18 GiB/s for 6 and 7 concurrent jobs; the
+    linear platform gives 20 GiB/s from 6 on (start offsets of a few
+    hundred microseconds: 1e-4 relative)."""
+    plat = tmp_path / "p.xml"
+    plat.write_text(pfsbw_xml())
+    rows = pw.measure_curve(plat, tmp_path / "nl", max_jobs=7, engine_args=pw.overload_args(pw.OVERLOAD))
+    got = [rate / pw.GIB for _, rate, _ in rows]
+    assert got == pytest.approx([3.75, 7.5, 11.25, 15.0, 18.75, 19.0, 18.0], rel=1e-4)
+    lin = pw.measure_curve(plat, tmp_path / "lin", max_jobs=7)
+    assert [rate / pw.GIB for _, rate, _ in lin][5:] == pytest.approx([20.0, 20.0], rel=1e-4)
+
+
+@pytest.mark.parametrize("spec", ["pfs_link", "pfs_link:20GiB@0", "pfs_link:20GiB@5:threads"])
+def test_overload_bad_spec_of_curve_and_repro_is_one_line(tmp_path, spec):
+    from click.testing import CliRunner
+    from iosched.experiments.pfsbw.reproduction import repro_command
+    from iosched.experiments.pfsbw.workload import workload_command as pfsbw_workload
+
+    (tmp_path / "p.xml").write_text(pfsbw_xml())
+    for cmd, args in ((pfsbw_workload, ["curve", str(tmp_path / "c.csv"), "-p", str(tmp_path / "p.xml")]),
+                      (repro_command, [str(tmp_path / "out"), "-p", str(tmp_path / "p.xml")])):
+        res = CliRunner().invoke(cmd, args + ["--overload", spec, "--tmp", str(tmp_path / "t")])
+        assert res.exit_code != 0
+        lines = [x for x in res.output.splitlines() if x.strip()]
+        assert len(lines) == 1 and "--link-overload" in lines[0] and "Traceback" not in res.output
+    assert not (tmp_path / "c.csv").exists() and not (tmp_path / "out").exists()
