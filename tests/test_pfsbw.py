@@ -252,6 +252,7 @@ def test_slurm_backfill_max_one_is_easy_like():
     ({"policy": "io-aware", "backfill_max": -2}, "backfill_max"),
     ({"policy": "adaptive", "overshoot": 2}, "overshoot"),
     ({"policy": "adaptive", "colour": 1}, "colour"),
+    ({"policy": "adaptive", "estimates": "rounded"}, "estimates"),
 ])
 def test_bad_options_one_line_error(opts, word):
     with pytest.raises(InputError) as exc:
@@ -681,3 +682,25 @@ def test_overload_bad_spec_of_curve_and_repro_is_one_line(tmp_path, spec):
         lines = [x for x in res.output.splitlines() if x.strip()]
         assert len(lines) == 1 and "--link-overload" in lines[0] and "Traceback" not in res.output
     assert not (tmp_path / "c.csv").exists() and not (tmp_path / "out").exists()
+
+
+def test_estimator_artifact_rounding_as_py_sim_serv_reports():
+    """``estimates: artifact``: runtime + 1 s (alt_analyze_job), runtime in
+    whole minutes rounded up, throughput in units of 1,400 bytes/s rounded
+    up (format_value); ``exact`` keeps the observed values."""
+    from iosched.schedulers.pfsbw import ESTIMATES
+
+    art = VarietyEstimator(**ESTIMATES["artifact"])
+    art.observe("write_x8", 80 * pw.GIB, 21.3)
+    art.observe("sleep", 0.0, 600.0)
+    assert art.runtime("write_x8") == 60.0 and art.runtime("sleep") == 660.0
+    assert art.throughput("write_x8") == math.ceil(80 * pw.GIB / 22.3 / 1400) * 1400
+    assert art.throughput("sleep") == 0.0
+    exact = VarietyEstimator(**ESTIMATES["exact"])
+    exact.observe("write_x8", 80 * pw.GIB, 21.3)
+    assert exact.runtime("write_x8") == 21.3 and exact.throughput("write_x8") == 80 * pw.GIB / 21.3
+    with pytest.raises(InputError, match="tail"):
+        VarietyEstimator(tail=-1)
+    with pytest.raises(InputError, match="runtime_unit"):
+        VarietyEstimator(runtime_unit=0)
+    assert Pfsbw({"policy": "adaptive", "estimates": "artifact"}).estimator.runtime_unit == 60.0

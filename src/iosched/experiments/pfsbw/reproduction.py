@@ -42,6 +42,7 @@ from iosched.api import simulate
 from iosched.errors import InputError
 from iosched.experiments.pfsbw import workload as pw
 from iosched.paths import scratch
+from iosched.schedulers.pfsbw import ESTIMATES
 from iosched.workloads.writer import write_workload
 from iosched.sched.iojob import read_io
 
@@ -144,11 +145,13 @@ def _curve(platform: Path, out: Path, tmp: Path, engine_args=()) -> None:
 
 
 def run_all(out: Path, platform: Path, tmp: Path, names=tuple(WORKLOADS), configs=tuple(CONFIGS),
-            repeats: int = 0, noise: float = 0.0, log=print, engine_args=()) -> pd.DataFrame:
+            repeats: int = 0, noise: float = 0.0, log=print, engine_args=(),
+            estimates: str = "exact") -> pd.DataFrame:
     """Run every configuration on every workload (engine arguments
-    ``engine_args``, e.g. :func:`iosched.experiments.pfsbw.workload.overload_args`);
-    write the outputs listed in the module documentation and return the
-    makespan table."""
+    ``engine_args``, e.g. :func:`iosched.experiments.pfsbw.workload.overload_args`;
+    the io-aware and adaptive schedulers' option ``estimates``); write the
+    outputs listed in the module documentation and return the makespan
+    table."""
     out.mkdir(parents=True, exist_ok=True)
     tmp.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -173,6 +176,8 @@ def run_all(out: Path, platform: Path, tmp: Path, names=tuple(WORKLOADS), config
                 opts = dict(opts)
                 if pretrained and sched != "slurm-backfill":
                     opts["pretrain"] = str(pre_path)
+                if estimates != "exact" and sched != "slurm-backfill":
+                    opts["estimates"] = estimates
                 t0 = time.perf_counter()
                 jobs = simulate(platform, wpath, sched, opts, engine_args=engine_args)
                 wall = time.perf_counter() - t0
@@ -234,7 +239,10 @@ def _markdown(t: pd.DataFrame) -> str:
 @click.option("--overload", default="", metavar="SPEC",
               help="a file system whose capacity drops under overload (embedded engine only; "
                    f"LINK:BW@N,..., the paper's reading: {pw.OVERLOAD}); default: linear sharing")
-def repro_command(out, platform, tmp, workloads, repeats, noise, no_curve, overload):
+@click.option("--estimates", type=click.Choice(sorted(ESTIMATES)), default="exact", show_default=True,
+              help="the io-aware and adaptive schedulers' estimates: exact (the paper's text) or artifact "
+                   "(rounded as py-sim-serv reports them)")
+def repro_command(out, platform, tmp, workloads, repeats, noise, no_curve, overload, estimates):
     """Run the reproduction and write its tables and figures to OUT."""
     try:
         engine_args = pw.overload_args(overload)
@@ -249,5 +257,5 @@ def repro_command(out, platform, tmp, workloads, repeats, noise, no_curve, overl
     if not no_curve:
         _curve(Path(platform), out, tmp / "curve", engine_args)
     table = run_all(out, Path(platform), tmp, names, repeats=repeats, noise=noise,
-                    engine_args=engine_args)
+                    engine_args=engine_args, estimates=estimates)
     click.echo(_markdown(table))
