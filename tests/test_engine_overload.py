@@ -19,30 +19,20 @@ GIB = 2.0 ** 30
 #: Compute hosts h0..h3 (one 100 GiB/s link each, no latency) and a storage
 #: host pfs behind the shared link pfs_link (20 GiB/s in the XML); no
 #: latency anywhere, so a transfer's duration is its bytes over its rate.
-PLATFORM = """<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-<zone id="AS0" routing="Full">
-  <host id="master_host" speed="1Gf"><prop id="role" value="master"/></host>
-  <host id="h0" speed="1Gf"/><host id="h1" speed="1Gf"/><host id="h2" speed="1Gf"/><host id="h3" speed="1Gf"/>
-  <host id="pfs" speed="1Gf"><prop id="role" value="storage"/></host>
-  <link id="l0" bandwidth="100GiBps" latency="0s"/><link id="l1" bandwidth="100GiBps" latency="0s"/>
-  <link id="l2" bandwidth="100GiBps" latency="0s"/><link id="l3" bandwidth="100GiBps" latency="0s"/>
-  <link id="pfs_link" bandwidth="20GiBps" latency="0s"/>
-  <link id="ctl" bandwidth="100GiBps" latency="0s"/>
-  <route src="h0" dst="pfs"><link_ctn id="l0"/><link_ctn id="pfs_link"/></route>
-  <route src="h1" dst="pfs"><link_ctn id="l1"/><link_ctn id="pfs_link"/></route>
-  <route src="h2" dst="pfs"><link_ctn id="l2"/><link_ctn id="pfs_link"/></route>
-  <route src="h3" dst="pfs"><link_ctn id="l3"/><link_ctn id="pfs_link"/></route>
-  <route src="h0" dst="h1"><link_ctn id="l0"/><link_ctn id="l1"/></route>
-  <route src="h0" dst="master_host"><link_ctn id="ctl"/></route>
-  <route src="h1" dst="master_host"><link_ctn id="ctl"/></route>
-  <route src="h2" dst="master_host"><link_ctn id="ctl"/></route>
-  <route src="h3" dst="master_host"><link_ctn id="ctl"/></route>
-  <route src="pfs" dst="master_host"><link_ctn id="ctl"/></route>
-</zone>
-</platform>
-"""
+_HOSTS = range(4)
+PLATFORM = (
+    "<?xml version='1.0'?>\n"
+    '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+    '<platform version="4.1"><zone id="AS0" routing="Full">\n'
+    '<host id="master_host" speed="1Gf"><prop id="role" value="master"/></host>\n'
+    '<host id="pfs" speed="1Gf"><prop id="role" value="storage"/></host>\n'
+    '<link id="pfs_link" bandwidth="20GiBps" latency="0s"/><link id="ctl" bandwidth="100GiBps" latency="0s"/>\n'
+    + "".join(f'<host id="h{i}" speed="1Gf"/><link id="l{i}" bandwidth="100GiBps" latency="0s"/>\n'
+              for i in _HOSTS)
+    + "".join(f'<route src="h{i}" dst="pfs"><link_ctn id="l{i}"/><link_ctn id="pfs_link"/></route>\n'
+              f'<route src="h{i}" dst="master_host"><link_ctn id="ctl"/></route>\n' for i in _HOSTS)
+    + '<route src="pfs" dst="master_host"><link_ctn id="ctl"/></route>\n</zone></platform>\n'
+)
 
 
 def _write(n_res, nbytes, walltimes=None):
