@@ -704,3 +704,9 @@ def test_estimator_artifact_rounding_as_py_sim_serv_reports():
     with pytest.raises(InputError, match="runtime_unit"):
         VarietyEstimator(runtime_unit=0)
     assert Pfsbw({"policy": "adaptive", "estimates": "artifact"}).estimator.runtime_unit == 60.0
+
+
+def test_overload_names_resolve_to_their_curves():
+    assert pw.overload_args("linear") == [] == pw.overload_args(None)
+    assert pw.overload_args("long-term") == ["--embedded-extensions", f"--link-overload={pw.OVERLOAD_LONGTERM}"]
+    assert pw.overload_args("issue")[1].endswith(pw.OVERLOAD)

@@ -237,8 +237,8 @@ def _markdown(t: pd.DataFrame) -> str:
 @click.option("--noise", type=float, default=0.2, show_default=True)
 @click.option("--no-curve", is_flag=True)
 @click.option("--overload", default="", metavar="SPEC",
-              help="a file system whose capacity drops under overload (embedded engine only; "
-                   f"LINK:BW@N,..., the paper's reading: {pw.OVERLOAD}); default: linear sharing")
+              help="a file system whose capacity drops under overload (embedded engine only): "
+                   f"{', '.join(pw.OVERLOADS)} or LINK:BW@N,...; default: linear sharing")
 @click.option("--estimates", type=click.Choice(sorted(ESTIMATES)), default="exact", show_default=True,
               help="the io-aware and adaptive schedulers' estimates: exact (the paper's text) or artifact "
                    "(rounded as py-sim-serv reports them)")
