@@ -710,3 +710,4 @@ def test_overload_names_resolve_to_their_curves():
     assert pw.overload_args("linear") == [] == pw.overload_args(None)
     assert pw.overload_args("long-term") == ["--embedded-extensions", f"--link-overload={pw.OVERLOAD_LONGTERM}"]
     assert pw.overload_args("issue")[1].endswith(pw.OVERLOAD)
+    assert pw.overload_args("fig4")[1].endswith(pw.OVERLOAD_FIG4)
