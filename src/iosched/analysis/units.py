@@ -13,10 +13,15 @@ import math
 
 import numpy as np
 
-__all__ = ["UNITS", "time_unit", "format_duration", "scale", "log_time_ticks"]
+__all__ = ["UNITS", "time_unit", "format_duration", "scale", "log_time_ticks", "BYTE_UNITS",
+           "byte_unit", "format_bytes"]
 
 #: (name, seconds per unit), smallest first.
 UNITS = (("s", 1.0), ("min", 60.0), ("h", 3600.0), ("d", 86400.0))
+
+#: (name, bytes per unit), smallest first: decimal (SI) prefixes, as the
+#: papers and SimGrid's platforms give sizes and bandwidths.
+BYTE_UNITS = (("B", 1.0), ("kB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("PB", 1e15))
 
 # a unit is used from this many of it on: 2 min -> min, 2 h -> h, 2 d -> d
 _SWITCH = 2.0
@@ -39,6 +44,36 @@ def time_unit(seconds) -> tuple[str, float]:
         if top >= _SWITCH * f:
             name, factor = n, f
     return name, factor
+
+
+def byte_unit(values) -> tuple[str, float]:
+    """The unit to show sizes (bytes) or rates (bytes/s, add ``/s``) up to
+    ``values`` (a number or an array: its largest finite magnitude):
+    ``(name, factor)`` of :data:`BYTE_UNITS`, the largest unit not above
+    that magnitude (``("GB", 1e9)`` for 3.2e10); ``("B", 1.0)`` when
+    nothing is finite or all is 0."""
+    a = np.abs(np.asarray(values, dtype=float).ravel())
+    a = a[np.isfinite(a)]
+    top = float(a.max()) if a.size else 0.0
+    name, factor = BYTE_UNITS[0]
+    for n, f in BYTE_UNITS[1:]:
+        if top >= f:
+            name, factor = n, f
+    return name, factor
+
+
+def format_bytes(x, digits: int = 3, per: str = "") -> str:
+    """One size (bytes) or rate (``per="/s"``) with its own unit of
+    :data:`BYTE_UNITS` and ``digits`` significant digits (``"224 GB"``,
+    ``"1.70 PB"``, ``"21.5 GB/s"``); ``"-"`` for None or a non-finite value."""
+    if x is None or not math.isfinite(float(x)):
+        return "-"
+    name, factor = byte_unit(x)
+    v = float(x) / factor
+    if v == 0:
+        return f"0 {name}{per}"
+    decimals = max(0, digits - 1 - int(math.floor(math.log10(abs(v)))))
+    return f"{v:.{decimals}f} {name}{per}"
 
 
 def scale(seconds, unit: tuple[str, float]):
