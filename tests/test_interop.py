@@ -372,7 +372,9 @@ def test_demo_end_to_end_small(tmp_path, shared):
     rows = list(csv.DictReader(open(tmp_path / "comparison.csv")))
     assert [r["scheduler"] for r in rows] == ["fcfs-easy", "sjf-bb"]
     html = (tmp_path / "report.html").read_text()
-    assert html.count("data:image/png;base64") == 5 and "x" in res["table"]
+    # 5 figures of the jobs, the bytes per tier and one I/O timeline per run
+    assert html.count("data:image/png;base64") == 8 and "x" in res["table"]
+    assert all((tmp_path / label / "io_phases.csv").is_file() for label in ("fcfs-easy", "sjf-bb"))
     for label in ("fcfs-easy", "sjf-bb"):
         assert res["metrics"][label]["nb_resources"] == 96
 

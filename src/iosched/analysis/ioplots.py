@@ -32,8 +32,11 @@ from iosched.sched.executor import BB_TIER
 from iosched.sched.iorecord import BANDWIDTH, SOURCES
 
 __all__ = ["plot_io_timeline", "plot_tier_bytes", "plot_input_sources", "io_blocks",
-           "TIER_LABELS", "SOURCE_LABELS"]
+           "TIER_LABELS", "SOURCE_LABELS", "EMPTY_NOTE"]
 
+#: What :func:`io_blocks` says of records without any I/O.
+EMPTY_NOTE = ("The runs' I/O records are empty: their jobs have no I/O model (the job field io, "
+              "docs/io-job-model.md) that moves bytes, and the scheduler holds no I/O resource.")
 #: Readable tier names.
 TIER_LABELS = {"pfs": "PFS", BB_TIER: "burst buffers", "local_disk": "node-local disks",
                NETWORK: "network between nodes"}
@@ -241,11 +244,14 @@ def io_blocks(records: dict, figdir, rel: str = "figures", prefix: str = "io") -
     :param figdir: folder the PNGs are written to.
     :param rel: the folder as the report refers to it.
     :param prefix: file name prefix of the figures (``io_tiers.png``...).
-    :returns: the blocks (empty for no record). :raises InputError: an
-        unwritable figure.
+    :returns: the blocks (none for no record; a heading and
+        :data:`EMPTY_NOTE` when no record holds any row). :raises
+        InputError: an unwritable figure.
     """
     if not records:
         return []
+    if not any(len(r.phases) or len(r.holds) or len(r.inputs) for r in records.values()):
+        return [("h2", "I/O"), ("p", EMPTY_NOTE)]
     figdir = Path(figdir)
     blocks: list = [("h2", "I/O"),
                     ("p", "From each run's I/O record, written by the scheduler (io_phases.csv, "
