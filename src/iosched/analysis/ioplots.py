@@ -232,6 +232,23 @@ def plot_input_sources(records: dict, path) -> Path:
     return save_png(fig, path, mkdir=True)
 
 
+_TIERS_NOTE = ("Read from / written to each tier by phases that completed; the network between "
+               "nodes: bytes between compute nodes (both columns). Unfinished: phases that "
+               "started and did not complete successfully (moved in part). Times: phase (each "
+               "phase's start and end are known), or inside jobs (static jobs: only the bytes "
+               "are known).")
+_HOLDS_NOTE = ("burst_buffer: bytes held on burst-buffer nodes (capacity: the nodes used); "
+               "io_bandwidth: the I/O bandwidth the scheduler reserves for running jobs "
+               "(list/pack: each job's average bandwidth against B; pfsbw: each job's estimated "
+               "throughput when it started, against the limit). Mean: time-weighted, from the "
+               "first hold to the last.")
+
+
+def _section(title: str, note: str, header: list, rows: list) -> list:
+    """A titled table with its note, as report blocks."""
+    return [("h3", title), ("p", note), ("table", header, rows)]
+
+
 def io_blocks(records: dict, figdir, rel: str = "figures", prefix: str = "io") -> list:
     """Report blocks (:func:`iosched.analysis.report.render_markdown`) of the
     I/O records of several runs: what the record is, the bytes per tier
@@ -268,14 +285,9 @@ def io_blocks(records: dict, figdir, rel: str = "figures", prefix: str = "io") -
                       if rec.untimed >= moved else "partly timed")
             rows.append([label, TIER_LABELS[rec.tier], format_bytes(rec.read),
                          format_bytes(rec.written), format_bytes(rec.unfinished), timing])
-    blocks.append(("h3", "Bytes moved per tier"))
-    blocks.append(("p", "Read from / written to each tier by phases that completed; the network "
-                        "between nodes: bytes between compute nodes (both columns). Unfinished: "
-                        "phases that started and did not complete successfully (moved in part). "
-                        "Times: phase (each phase's start and end are known), or inside jobs "
-                        "(static jobs: only the bytes are known)."))
-    blocks.append(("table", ["run", "tier", "read from", "written to", "in unfinished phases",
-                             "times"], rows or [["-", "no I/O recorded", "0 B", "0 B", "0 B", "-"]]))
+    blocks += _section("Bytes moved per tier", _TIERS_NOTE,
+                       ["run", "tier", "read from", "written to", "in unfinished phases", "times"],
+                       rows or [["-", "no I/O recorded", "0 B", "0 B", "0 B", "-"]])
     name = f"{prefix}_tiers.png"
     plot_tier_bytes(records, figdir / name)
     blocks.append(("img", f"{rel}/{name}", "Bytes moved per tier and run"))
@@ -288,14 +300,8 @@ def io_blocks(records: dict, figdir, rel: str = "figures", prefix: str = "io") -
             hold_rows.append([label, h.kind, format_bytes(cap, per=per),
                               format_bytes(h.peak, per=per), format_bytes(h.mean, per=per), share])
     if hold_rows:
-        blocks.append(("h3", "Held by running jobs"))
-        blocks.append(("p", "burst_buffer: bytes held on burst-buffer nodes (capacity: the "
-                            "nodes used); io_bandwidth: the I/O bandwidth the scheduler reserves "
-                            "for running jobs (list/pack: each job's average bandwidth against "
-                            "B; pfsbw: each job's estimated throughput when it started, against "
-                            "the limit). Mean: time-weighted, from the first hold to the last."))
-        blocks.append(("table", ["run", "kind", "capacity", "peak", "mean", "peak / capacity"],
-                       hold_rows))
+        blocks += _section("Held by running jobs", _HOLDS_NOTE,
+                           ["run", "kind", "capacity", "peak", "mean", "peak / capacity"], hold_rows)
     src_rows = []
     for label, r in records.items():
         for s in input_sources(r.inputs).itertuples(index=False):
