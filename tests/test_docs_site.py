@@ -8,7 +8,8 @@
 * The README stays a front door: at most 150 lines, ``make demo`` and
   ``make test`` are its first commands, and it links every page of docs/.
 * The site's home page is the README, its ``docs/`` links made relative
-  (``scripts/mkdocs_readme.py``).
+  (``scripts/mkdocs_readme.py``); the docstrings' Sphinx roles become
+  cross-references (``scripts/griffe_sphinx_roles.py``).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ README = REPO / "README.md"
 DOCS = REPO / "docs"
 
 
-def _load_hook():
-    spec = importlib.util.spec_from_file_location("mkdocs_readme", REPO / "scripts" / "mkdocs_readme.py")
+def _load_script(name):
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -51,6 +52,8 @@ def test_mkdocs_build_is_strict_clean(tmp_path):
     # the API reference is generated from the docstrings
     api = (site / "api" / "simulate" / "index.html").read_text(encoding="utf-8")
     assert 'id="iosched.api.simulate"' in api and "bounded-slowdown threshold" in api
+    # its Sphinx roles became links (scripts/griffe_sphinx_roles.py)
+    assert ":func:" not in api and 'href="../analysis/#iosched.analysis.jobs.load_jobs"' in api
     for page in ("sched", "bb", "locality", "listpack", "pfsbw", "dad", "analysis", "campaign", "engine"):
         assert (site / "api" / page / "index.html").is_file(), page
 
@@ -82,6 +85,20 @@ def test_readme_names_every_registered_scheduler():
 
 
 def test_home_page_links_are_relative_to_docs():
-    hook = _load_hook()
+    hook = _load_script("mkdocs_readme")
     text = "see [a](docs/running.md#x) and [b](https://batsim.org) and `docs/x.md`"
     assert hook.home_markdown(text) == "see [a](running.md#x) and [b](https://batsim.org) and `docs/x.md`"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("griffe") is None, reason="griffe (the extra docs) is not installed")
+def test_sphinx_roles_become_optional_cross_references():
+    roles = _load_script("griffe_sphinx_roles")
+    text = (":func:`iosched.api.simulate`, :class:`~iosched.sched.core.Scheduler`, :meth:`end`, "
+            ":data:`PER_JOB`, :meth:`Placer.fit\n    <iosched.sched.placer.Placer.fit>`, :func:`f()`")
+    out = roles.convert(text, "iosched.api", "iosched.api.C")
+    assert out == ('<autoref identifier="iosched.api.simulate" optional><code>iosched.api.simulate</code></autoref>, '
+                   '<autoref identifier="iosched.sched.core.Scheduler" optional><code>Scheduler</code></autoref>, '
+                   '<autoref identifier="iosched.api.C.end" optional><code>end</code></autoref>, '
+                   '<autoref identifier="iosched.api.PER_JOB" optional><code>PER_JOB</code></autoref>, '
+                   '<autoref identifier="iosched.sched.placer.Placer.fit" optional><code>Placer.fit</code></autoref>, '
+                   '<autoref identifier="iosched.api.f" optional><code>f()</code></autoref>')
