@@ -30,7 +30,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy.special import stdtrit
 
 from iosched.analysis.campaign import GROUP_COLUMNS, campaign_table, load_manifest, write_table
 from iosched.analysis.jobs import load_jobs
@@ -255,7 +255,10 @@ def run_table(campaign_dir, read_bandwidth: float = READ_BANDWIDTH,
 def t_interval(values, confidence: float = CONFIDENCE) -> tuple[float, float, int]:
     """Mean of the finite *values* and the half-width of its Student t
     confidence interval, t_{(1+confidence)/2, n-1} s / sqrt(n) (s: the
-    sample standard deviation, ddof 1; ``scipy.stats.t``).
+    sample standard deviation, ddof 1; the t quantile is
+    ``scipy.special.stdtrit``, the inverse of Student's t distribution
+    function, as ``scipy.stats.t.ppf`` computes it, without importing
+    ``scipy.stats``: seconds on every ``iosched metrics``).
 
     :returns: ``(mean, half_width, n)``; the mean NaN when n = 0, the
         half-width NaN when n < 2.
@@ -268,7 +271,7 @@ def t_interval(values, confidence: float = CONFIDENCE) -> tuple[float, float, in
     mean = float(v.mean())
     if n < 2:
         return mean, math.nan, n
-    half = float(stats.t.ppf(0.5 + confidence / 2.0, n - 1) * v.std(ddof=1) / math.sqrt(n))
+    half = float(stdtrit(n - 1, 0.5 + confidence / 2.0) * v.std(ddof=1) / math.sqrt(n))
     return mean, half, n
 
 
