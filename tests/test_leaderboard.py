@@ -23,8 +23,10 @@ import yaml
 from click.testing import CliRunner
 
 from iosched.analysis.cli import leaderboard_command
-from iosched.analysis.leaderboard import (PFS_BANDWIDTH, READ_BANDWIDTH, leaderboard, run_table,
-                                          t_interval, write_leaderboard)
+from iosched.analysis.leaderboard import (PFS_BANDWIDTH, READ_BANDWIDTH, leaderboard, render_blocks,
+                                          run_table, t_interval, write_leaderboard)
+from iosched.analysis.report import render_markdown
+from iosched.analysis.units import bytes_unit
 from iosched.campaign.execute import run_campaign
 from iosched.campaign.schema import load_campaign
 from iosched.errors import InputError
@@ -208,12 +210,21 @@ def test_io_metrics_hook(campaign, tmp_path):
     row = board[(board["regime"] == "plain") & (board["scheduler"] == "sjf-bb")].iloc[0]
     assert row["io_bytes_pfs"] == pytest.approx(2.5e9)
     assert row["io_bytes_pfs_diff"] == pytest.approx(1e9) and row["io_bytes_pfs_diff_ci95"] == 0
+    md = render_markdown(render_blocks(board, "t", 600.0))
+    # bytes shown in the unit of the column (GB here), sjf-bb's 2 and 3 GB over the seeds
+    assert "| bytes pfs (GB) |" in md and "| pfs utilization |" in md and f"| 2.5 ± {_t975_df1([2.0, 3.0])[1]:.2g} |" in md
     rdir = next(iter(runs.values()))[0]
     data = json.loads((rdir / "metrics.json").read_text())
     data["io"] = {"bytes": "many"}
     (rdir / "metrics.json").write_text(json.dumps(data))
     with pytest.raises(InputError, match=r"metrics.json: field io.bytes: not a number"):
         run_table(copy)
+
+
+def test_bytes_unit():
+    assert bytes_unit(2.5e9) == ("GB", 1e9)
+    assert bytes_unit([1e3, -5e12, math.nan]) == ("TB", 1e12)
+    assert bytes_unit(12.0) == ("B", 1.0) and bytes_unit([]) == ("B", 1.0)
 
 
 def test_t_interval():

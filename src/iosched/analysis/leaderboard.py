@@ -366,6 +366,10 @@ def _label(metric: str) -> str:
     extra = {"bounded_slowdown_mean": "mean bounded slowdown",
              "gonthier_stretch_mean": "mean stretch (Gonthier)",
              "jeannot_stretch_mean": "mean stretch (Jeannot)", "jobs_rejected": "jobs rejected"}
+    if metric.startswith(f"{IO_PREFIX}bytes_"):
+        return f"bytes {metric[len(IO_PREFIX) + 6:]}"
+    if metric.startswith(IO_PREFIX):
+        return metric[len(IO_PREFIX):].replace("_", " ")
     return extra.get(metric) or METRIC_LABELS.get(metric) or metric
 
 
