@@ -27,7 +27,7 @@ from iosched.analysis.io import (NETWORK, TIERS, IORecord, hold_capacity, hold_s
                                  hold_summary, input_sources, throughput_steps, tier_bytes)
 from iosched.analysis.plots import (LOG_SPAN, RESAMPLE_ABOVE, RESAMPLE_BINS, new_figure, resample_steps,
                                     save_png)
-from iosched.analysis.units import byte_unit, format_bytes, time_unit
+from iosched.analysis.units import bytes_unit, format_bytes, time_unit
 from iosched.sched.executor import BB_TIER
 from iosched.sched.iorecord import BANDWIDTH, SOURCES
 
@@ -90,7 +90,7 @@ def plot_io_timeline(record: IORecord, path, title: str = "") -> Path:
     axes = fig.subplots(panels, 1, sharex=True, squeeze=False)[:, 0]
     ax = axes[0]
     rates = np.concatenate([v for _, v in tput.values()]) if tput else np.zeros(0)
-    runit, rf = byte_unit(rates)
+    runit, rf = bytes_unit(rates)
     for tier in reversed(list(tput)):        # the PFS on top
         t, v = tput[tier]
         _draw_steps(ax, t, v, tf, rf, nbins, lo, hi, color=_TIER_COLOURS[tier],
@@ -111,7 +111,7 @@ def plot_io_timeline(record: IORecord, path, title: str = "") -> Path:
         ax = axes[i]
         i += 1
         cap = hold_capacity(record.holds, BB_TIER)
-        bunit, bf = byte_unit(np.concatenate([bb[1], [cap or 0.0]]))
+        bunit, bf = bytes_unit(np.concatenate([bb[1], [cap or 0.0]]))
         _draw_steps(ax, bb[0], bb[1], tf, bf, nbins, lo, hi, color="tab:blue", linewidth=1.0,
                     label="bytes held")
         if cap:
@@ -126,7 +126,7 @@ def plot_io_timeline(record: IORecord, path, title: str = "") -> Path:
         ax = axes[i]
         cap = hold_capacity(record.holds, BANDWIDTH)
         pfs = tput.get("pfs")
-        wunit, wf = byte_unit(np.concatenate([bw[1], [cap or 0.0],
+        wunit, wf = bytes_unit(np.concatenate([bw[1], [cap or 0.0],
                                               pfs[1] if pfs is not None else []]))
         if pfs is not None and hi > lo:
             # the shares are averages: compare them with the PFS throughput's bin means
@@ -175,7 +175,7 @@ def plot_tier_bytes(records: dict, path) -> Path:
     values = np.array([through(tb, t) for tb in tables.values() for t in tiers])
     pos = values[values > 0]
     log = bool(pos.size) and float(pos.max()) / float(pos.min()) > LOG_SPAN
-    unit, f = ("B", 1.0) if log else byte_unit(values)
+    unit, f = ("B", 1.0) if log else bytes_unit(values)
     n = max(1, len(tables))
     fig = new_figure(10, min(9.0, 1.6 + 0.32 * max(1, len(tiers)) * n))
     ax = fig.subplots()

@@ -1,5 +1,5 @@
-"""Durations for people: automatic time units (s, min, h, d) for printed
-tables and figure axes.
+"""Durations and byte counts for people: automatic time units (s, min, h,
+d) and decimal byte units (B ... PB) for printed tables and figure axes.
 
 Data stay in seconds everywhere (CSV, JSON); only what is shown is scaled.
 A unit is chosen from the largest magnitude to show (:func:`time_unit`), so
@@ -13,15 +13,11 @@ import math
 
 import numpy as np
 
-__all__ = ["UNITS", "time_unit", "format_duration", "scale", "log_time_ticks", "BYTE_UNITS",
-           "byte_unit", "format_bytes"]
+__all__ = ["UNITS", "BYTE_UNITS", "time_unit", "bytes_unit", "format_bytes", "format_duration", "scale",
+           "log_time_ticks"]
 
 #: (name, seconds per unit), smallest first.
 UNITS = (("s", 1.0), ("min", 60.0), ("h", 3600.0), ("d", 86400.0))
-
-#: (name, bytes per unit), smallest first: decimal (SI) prefixes, as the
-#: papers and SimGrid's platforms give sizes and bandwidths.
-BYTE_UNITS = (("B", 1.0), ("kB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("PB", 1e15))
 
 # a unit is used from this many of it on: 2 min -> min, 2 h -> h, 2 d -> d
 _SWITCH = 2.0
@@ -46,13 +42,19 @@ def time_unit(seconds) -> tuple[str, float]:
     return name, factor
 
 
-def byte_unit(values) -> tuple[str, float]:
-    """The unit to show sizes (bytes) or rates (bytes/s, add ``/s``) up to
-    ``values`` (a number or an array: its largest finite magnitude):
-    ``(name, factor)`` of :data:`BYTE_UNITS`, the largest unit not above
-    that magnitude (``("GB", 1e9)`` for 3.2e10); ``("B", 1.0)`` when
-    nothing is finite or all is 0."""
-    a = np.abs(np.asarray(values, dtype=float).ravel())
+#: decimal byte units, in increasing order (name, bytes)
+BYTE_UNITS = (("B", 1.0), ("kB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("PB", 1e15))
+
+
+def bytes_unit(nbytes) -> tuple[str, float]:
+    """The decimal unit to show byte counts up to ``nbytes`` (a number or an
+    array: its largest finite magnitude is used).
+
+    :returns: ``(name, factor)``: show ``x / factor`` followed by ``name``,
+        the largest unit of :data:`BYTE_UNITS` not above the magnitude
+        (``("B", 1.0)`` when nothing is finite or it is below 1 kB).
+    """
+    a = np.abs(np.asarray(nbytes, dtype=float).ravel())
     a = a[np.isfinite(a)]
     top = float(a.max()) if a.size else 0.0
     name, factor = BYTE_UNITS[0]
@@ -64,11 +66,12 @@ def byte_unit(values) -> tuple[str, float]:
 
 def format_bytes(x, digits: int = 3, per: str = "") -> str:
     """One size (bytes) or rate (``per="/s"``) with its own unit of
-    :data:`BYTE_UNITS` and ``digits`` significant digits (``"224 GB"``,
-    ``"1.70 PB"``, ``"21.5 GB/s"``); ``"-"`` for None or a non-finite value."""
+    :data:`BYTE_UNITS` (:func:`bytes_unit`) and ``digits`` significant
+    digits (``"224 GB"``, ``"1.70 PB"``, ``"21.5 GB/s"``); ``"-"`` for None
+    or a non-finite value."""
     if x is None or not math.isfinite(float(x)):
         return "-"
-    name, factor = byte_unit(x)
+    name, factor = bytes_unit(x)
     v = float(x) / factor
     if v == 0:
         return f"0 {name}{per}"
