@@ -21,6 +21,7 @@ from procset import ProcSet
 from iosched.analysis.io import (hold_steps, hold_summary, input_sources, load_io, step_series,
                                  throughput_steps, tier_bytes)
 from iosched.analysis.ioplots import EMPTY_NOTE, io_blocks
+from iosched.analysis.metrics_file import write_metrics
 from iosched.api import simulate
 from iosched.errors import InputError
 from iosched.sched.iojob import read_io
@@ -46,6 +47,7 @@ def run(request, tmp_path_factory):
         dirs[mode] = tmp / mode
         simulate(platform, workload, CASES[family], options, output_dir=dirs[mode],
                  engine_args=["--enable-dynamic-jobs"], in_process=True)
+        write_metrics(dirs[mode])
     jobs = json.loads(workload.read_text())["jobs"]
     ios = {f"w0!{j['id']}": read_io(j, f"job {j['id']}") for j in jobs}
     return SimpleNamespace(family=family, dirs=dirs, ios=ios, record=load_io(dirs["on"]))
@@ -67,7 +69,7 @@ def test_the_record_says_what_the_io_models_say(run):
     per_job = ph.groupby(["job_id", "kind"])["bytes"].sum()
     if run.family == "bb":
         held = holds[holds["kind"] == "burst_buffer"].groupby("job_id")["amount"].sum()
-        assert set(holds["capacity"]) == {40e9}
+        assert set(holds["capacity"]) == {12 * 40e9}     # dragonfly96: 12 burst-buffer nodes
         for jid, amount in held.items():
             io = run.ios[jid]
             want = io.nodes * io.burst_buffer.bytes if io.nodes else None
@@ -106,6 +108,22 @@ def test_the_record_says_what_the_io_models_say(run):
         assert set(holds["capacity"]) == {20 * 2 ** 30}
     tb = tier_bytes(ph)
     assert (tb[["read", "written"]].to_numpy() >= 0).all() and tb["unfinished"].sum() == 0
+
+
+def test_metrics_json_has_the_leaderboards_io_hook(run):
+    """metrics.json's ``io`` (docs/leaderboard.md), from the record."""
+    m = json.loads((run.dirs["on"] / "metrics.json").read_text())
+    io, tb = m["io"], tier_bytes(run.record.phases).set_index("tier")
+    assert "io" not in json.loads((run.dirs["off"] / "metrics.json").read_text())
+    moved = {"bb": ("burst_buffer", "bb"), "listpack": ("pfs", "pfs"), "locality": ("pfs", "pfs"),
+             "dad": ("local_disk", "local"), "pfsbw": ("pfs", "pfs")}[run.family]
+    tier, key = moved
+    assert io["bytes"][key] == pytest.approx(tb.at[tier, "read"] + tb.at[tier, "written"])
+    assert io["pfs_throughput"] == pytest.approx(io["bytes"]["pfs"] / m["makespan"], rel=1e-6)
+    assert (io["bb_utilization"] is not None) == (run.family == "bb")
+    assert (io["pfs_utilization"] is not None) == (run.family in ("listpack", "pfsbw"))
+    for v in (io["bb_utilization"], io["pfs_utilization"]):
+        assert v is None or 0 < v <= 1
 
 
 def test_io_blocks_of_the_runs(run, tmp_path):

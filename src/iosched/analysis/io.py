@@ -18,7 +18,10 @@ rates in bytes/s. This module reads it (:func:`load_io`) and derives:
   (burst-buffer bytes, a family's bandwidth shares);
 * :func:`hold_summary` -- peak and mean of each hold kind against its capacity;
 * :func:`input_sources` -- inputs per source (PFS, local, remote, cached,
-  being loaded).
+  being loaded);
+* :func:`run_io_metrics` -- the run's I/O metrics of ``metrics.json``
+  (bytes per tier, PFS throughput and utilization, burst-buffer
+  utilization: the leaderboard's ``io`` hook).
 """
 
 from __future__ import annotations
@@ -32,11 +35,12 @@ import pandas as pd
 from iosched.analysis.plots import step_changes
 from iosched.errors import InputError
 from iosched.sched.executor import BB_TIER, COMPUTE_TIER, DISK_TIER, PFS_TIER
-from iosched.sched.iorecord import (HOLD_COLUMNS, HOLDS_FILE, INPUT_COLUMNS, INPUTS_FILE,
-                                    PHASE_COLUMNS, PHASES_FILE, SOURCES, TIMING_PHASE)
+from iosched.sched.iorecord import (BANDWIDTH, HOLD_COLUMNS, HOLDS_FILE, INPUT_COLUMNS,
+                                    INPUTS_FILE, PHASE_COLUMNS, PHASES_FILE, SOURCES, TIMING_PHASE)
 
 __all__ = ["IORecord", "NETWORK", "TIERS", "load_io", "has_io", "tier_bytes", "throughput_steps",
-           "hold_steps", "hold_capacity", "hold_summary", "input_sources", "step_series"]
+           "hold_steps", "hold_capacity", "hold_summary", "input_sources", "step_series",
+           "run_io_metrics", "HOOK_TIERS"]
 
 #: The network between compute nodes, in the tables beside the storage tiers.
 NETWORK = "network"
@@ -170,14 +174,10 @@ def hold_steps(holds: pd.DataFrame, kind: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def hold_capacity(holds: pd.DataFrame, kind: str) -> Optional[float]:
-    """The total of hold ``kind``: its ``capacity`` per node times the
-    nodes the record names (one for a pool without node), or None when the
-    family gives no capacity."""
-    h = holds[(holds["kind"] == kind) & holds["capacity"].notna()]
-    if h.empty:
-        return None
-    per_node = h.groupby("node", sort=True)["capacity"].max()
-    return float(per_node.sum())
+    """The capacity of hold ``kind`` (the whole tier's: every burst-buffer
+    node's bytes, B, the limit), or None when the family gives none."""
+    h = holds.loc[(holds["kind"] == kind) & holds["capacity"].notna(), "capacity"]
+    return None if h.empty else float(h.max())
 
 
 def input_sources(inputs: pd.DataFrame) -> pd.DataFrame:
@@ -202,9 +202,56 @@ def hold_summary(holds: pd.DataFrame) -> pd.DataFrame:
     for kind in sorted(set(holds["kind"])):
         t, v = hold_steps(holds, kind)
         span = float(t[-1] - t[0]) if t.size > 1 else 0.0
-        mean = float((v[:-1] * np.diff(t)).sum() / span) if span > 0 else 0.0
+        mean = _mean_over(t, v, span) if span > 0 else 0.0
         cap = hold_capacity(holds, kind)
         unit = holds.loc[holds["kind"] == kind, "unit"].iloc[0]
         rows.append({"kind": kind, "unit": unit, "capacity": np.nan if cap is None else cap,
                      "peak": float(v.max()) if v.size else 0.0, "mean": mean})
     return pd.DataFrame(rows, columns=["kind", "unit", "capacity", "peak", "mean"])
+
+
+#: The tiers of the leaderboard's ``io.bytes`` hook (``docs/leaderboard.md``):
+#: hook name -> tier of :data:`TIERS`.
+HOOK_TIERS = {"pfs": PFS_TIER, "bb": BB_TIER, "local": DISK_TIER, "network": NETWORK}
+
+
+def _mean_over(t: np.ndarray, v: np.ndarray, span: float) -> float:
+    """Integral of a step series divided by ``span`` (s)."""
+    return float((v[:-1] * np.diff(t)).sum() / span) if t.size > 1 else 0.0
+
+
+def run_io_metrics(record: IORecord, makespan: Optional[float]) -> dict:
+    """A run's I/O metrics for its ``metrics.json`` (key ``io``: the
+    leaderboard's per-run hook, ``docs/leaderboard.md``).
+
+    :param record: the run's record.
+    :param makespan: the run's makespan (s), the span of the time averages.
+    :returns: ``{"bytes": {"pfs", "bb", "local", "network"}`` (bytes moved
+        to or from the tier by completed phases; the network: between
+        compute nodes, once), ``"pfs_throughput"`` (bytes/s: the PFS's bytes
+        over the makespan, timed or not), ``"pfs_utilization"``
+        (``pfs_throughput`` over the I/O bandwidth's capacity when the
+        family gives one: list/pack's B, pfsbw's limit; else None),
+        ``"bb_utilization"`` (time-averaged bytes held on burst-buffer nodes
+        over their capacity; None without burst buffers)}``; averages None
+        without a positive makespan.
+    """
+    tb = tier_bytes(record.phases).set_index("tier")
+
+    def moved(tier):
+        if tier not in tb.index:
+            return 0.0
+        return float(tb.at[tier, "read"] + (tb.at[tier, "written"] if tier != NETWORK else 0.0))
+
+    out = {"bytes": {k: moved(t) for k, t in HOOK_TIERS.items()}, "pfs_throughput": None,
+           "pfs_utilization": None, "bb_utilization": None}
+    if not makespan or makespan <= 0 or not np.isfinite(makespan):
+        return out
+    out["pfs_throughput"] = out["bytes"]["pfs"] / makespan
+    bandwidth = hold_capacity(record.holds, BANDWIDTH)
+    if bandwidth:
+        out["pfs_utilization"] = out["pfs_throughput"] / bandwidth
+    cap = hold_capacity(record.holds, BB_TIER)
+    if cap:
+        out["bb_utilization"] = _mean_over(*hold_steps(record.holds, BB_TIER), makespan) / cap
+    return out

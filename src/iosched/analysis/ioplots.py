@@ -115,9 +115,8 @@ def plot_io_timeline(record: IORecord, path, title: str = "") -> Path:
         _draw_steps(ax, bb[0], bb[1], tf, bf, nbins, lo, hi, color="tab:blue", linewidth=1.0,
                     label="bytes held")
         if cap:
-            nodes = record.holds.loc[record.holds["kind"] == BB_TIER, "node"].nunique()
             ax.axhline(cap / bf, color="tab:blue", linestyle="--", linewidth=0.8,
-                       label=f"capacity of the {nodes} burst-buffer nodes used")
+                       label="capacity of every burst-buffer node")
         ax.set_ylim(bottom=0)
         ax.set_ylabel(f"held ({bunit})")
         ax.legend(fontsize="small", loc="upper right")
@@ -237,7 +236,7 @@ _TIERS_NOTE = ("Read from / written to each tier by phases that completed; the n
                "started and did not complete successfully (moved in part). Times: phase (each "
                "phase's start and end are known), or inside jobs (static jobs: only the bytes "
                "are known).")
-_HOLDS_NOTE = ("burst_buffer: bytes held on burst-buffer nodes (capacity: the nodes used); "
+_HOLDS_NOTE = ("burst_buffer: bytes held on burst-buffer nodes (capacity: all of them); "
                "io_bandwidth: the I/O bandwidth the scheduler reserves for running jobs "
                "(list/pack: each job's average bandwidth against B; pfsbw: each job's estimated "
                "throughput when it started, against the limit). Mean: time-weighted, from the "

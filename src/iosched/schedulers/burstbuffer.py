@@ -253,8 +253,11 @@ class Burstbuffer(PybatsimScheduler):
         return self.placer.pfs
 
     def io_capacity(self, kind: str):
-        """For the I/O record: bytes per burst-buffer node (option ``bb_capacity``)."""
-        return self.capacity if kind == BB_TIER else None
+        """For the I/O record: the bytes all burst-buffer nodes hold
+        (option ``bb_capacity`` per node)."""
+        if kind != BB_TIER or self.placer.topology is None:
+            return None
+        return self.capacity * len(self.placer.topology.bbs)
 
     def after_pass(self, now: float) -> None:
         """Periodic calls while jobs wait (option ``period``)."""
