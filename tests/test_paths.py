@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 import os
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from iosched import paths
+from iosched.cli import cli
 from iosched.errors import InputError
 from iosched.schedulers.registry import SCHEDULERS, resolve
 from iosched.workloads import default_swf
@@ -136,3 +139,33 @@ def test_nothing_found_names_every_place_looked_at(monkeypatch, tmp_path):
     monkeypatch.setattr(default_swf, "PACKAGED_SWF", tmp_path / "no-package-data.swf.gz")
     with pytest.raises(InputError, match="absent.*no-package-data.swf.gz; pass the SWF path"):
         find_default_swf()
+
+
+#: generator commands that read the default trace without an SWF argument:
+#: (arguments before OUT, arguments after OUT)
+_DEFAULT_TRACE_COMMANDS = {
+    "swf": (["workload", "swf"], ["--first", "300"]),
+    "bb": (["workload", "bb"], ["--first", "300"]),
+    "locality": (["workload", "locality", "swf"], ["--first", "300", "--nb-res", "40"]),
+    "dad-kth": (["workload", "dad", "kth"], ["--first", "300"]),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_DEFAULT_TRACE_COMMANDS))
+def test_commands_give_the_same_bytes_from_the_shared_or_the_packaged_trace(kind, shared, monkeypatch, tmp_path):
+    """The default trace without ../shared (the packaged copy) gives the
+    files the shared trace gives, byte for byte."""
+    before, after = _DEFAULT_TRACE_COMMANDS[kind]
+    swf = shared / "data" / DEFAULT_SWF_NAME
+    explicit = tmp_path / "explicit.json"
+    swf_option = ["--swf", swf] if kind == "dad-kth" else []
+    args = [*before, *([] if swf_option else [swf]), explicit, *after, *swf_option]
+    r = CliRunner().invoke(cli, [str(a) for a in args])
+    assert r.exit_code == 0, r.output
+    _no_shared(monkeypatch, tmp_path)
+    packaged = tmp_path / "packaged.json"
+    r = CliRunner().invoke(cli, [str(a) for a in [*before, packaged, *after]])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "cache" / "iosched" / DEFAULT_SWF_NAME).is_file()
+    assert packaged.read_bytes() == explicit.read_bytes()
+    assert len(json.loads(packaged.read_text())["jobs"]) > 0
