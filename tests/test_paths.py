@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from iosched import paths
+from iosched import demo, paths
 from iosched.cli import cli
 from iosched.errors import InputError
+from iosched.experiments.bb import artifact
 from iosched.schedulers.registry import SCHEDULERS, resolve
 from iosched.workloads import default_swf
 from iosched.workloads.default_swf import (DEFAULT_SWF_NAME, DEFAULT_SWF_SHA256, PACKAGED_SWF,
@@ -169,3 +170,31 @@ def test_commands_give_the_same_bytes_from_the_shared_or_the_packaged_trace(kind
     assert (tmp_path / "cache" / "iosched" / DEFAULT_SWF_NAME).is_file()
     assert packaged.read_bytes() == explicit.read_bytes()
     assert len(json.loads(packaged.read_text())["jobs"]) > 0
+
+
+@pytest.mark.parametrize("name, args", [
+    ("dragonfly96.xml", ["dragonfly96"]),
+    ("locality_uppmax.xml", ["locality"]),
+    ("pfsbw15.xml", ["pfsbw"]),
+    ("cluster16_pfs.xml", ["cluster", "--nb-nodes", "16", "--pfs-bw", "1GBps"]),
+])
+def test_each_shipped_platform_is_what_its_generator_writes(name, args, tmp_path):
+    """docs/data.md: outside a checkout, `iosched platform ...` gives the
+    shipped file."""
+    out = tmp_path / name
+    r = CliRunner().invoke(cli, ["platform", args[0], str(out), *args[1:]])
+    assert r.exit_code == 0, r.output
+    assert out.read_bytes() == (paths.PLATFORMS_DIR / name).read_bytes()
+
+
+def test_the_demo_falls_back_to_the_generator_without_the_artifact(monkeypatch, tmp_path):
+    def absent():
+        raise InputError("the artifact's workloads are not at x; pass their folder")
+
+    said = []
+    monkeypatch.setattr(artifact, "default_dir", absent)
+    assert demo.default_runs(said.append) is demo.GENERATOR_RUNS
+    assert len(said) == 1 and "using iosched's generator" in said[0]
+    monkeypatch.setattr(artifact, "default_dir", lambda: tmp_path)
+    said.clear()
+    assert demo.default_runs(said.append) is demo.RUNS and said == []
