@@ -19,6 +19,7 @@ from iosched.campaign.files import slug
 from iosched.engine.platform import validate_platform
 from iosched.engine.workload import load_workload
 from iosched.errors import InputError, one_line
+from iosched.paths import CAMPAIGNS_DIR
 from iosched.run.robin import load_yaml_mapping
 from iosched.schedulers.registry import check_options, resolve
 
@@ -324,7 +325,7 @@ def load_campaign(path, output=None) -> Campaign:
     elif "output" in data:
         out = rel(data["output"]).resolve()
     else:
-        out = (Path.cwd() / "results" / "campaigns" / data["name"]).resolve()
+        out = (Path.cwd() / CAMPAIGNS_DIR / data["name"]).resolve()
     return Campaign(
         path=p.resolve(), base_dir=base, name=data["name"], output=out,
         platforms=platforms, workloads=workloads, schedulers=schedulers, seeds=seeds,
