@@ -276,3 +276,12 @@ def test_command_line_overrides_the_file_section(tmp_path):
     assert merged == {"system": "slurm", "jobs": 3, "cores": 2, "memory": "2GB", "queue": "long",
                       "job_script_prologue": ["a", "b"]}
     assert jobqueue_settings(None) is None
+
+
+def test_the_documented_section_is_valid(tmp_path):
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "campaigns.md").read_text()
+    blocks = [b.split("```")[0] for b in doc.split("```yaml\n")[1:]]
+    [block] = [b for b in blocks if b.startswith("jobqueue:")]
+    camp = load_campaign(tiny_campaign(tmp_path, **yaml.safe_load(block)))
+    assert camp.jobqueue["system"] == "slurm" and camp.jobqueue["jobs"] == 8
+    assert set(camp.jobqueue) - {"system", "jobs"} <= set(jobqueue.OPTION_KEYS)

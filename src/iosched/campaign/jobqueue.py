@@ -8,8 +8,8 @@ Each batch job runs one Dask worker process with ``cores`` threads, so up to
 ``cores`` runs at a time; a run uses two processes (its engine and its
 scheduler, which alternate on one CPU) or one with ``in_process``. The Dask
 scheduler runs in the campaign's process; the workers connect to it, so it
-listens on the network interface they reach (``interface``, default: the
-address of this host's name); its dashboard listens on loopback only.
+listens on the network interface named by ``interface`` (by default on every
+interface, dask-jobqueue's default); its dashboard listens on loopback only.
 
 dask-jobqueue is an optional extra (``pip install 'iosched[jobqueue]'``),
 imported when a jobqueue cluster is made.
