@@ -164,6 +164,7 @@ def test_slurm_and_pbs_job_scripts_carry_the_settings():
                  "module load python"):
         assert line in script.splitlines(), (line, script)
     assert "--nthreads 2" in script and "dask_worker" in script    # one worker, one thread per core
+    assert "--dashboard-address 127.0.0.1:0" in script             # its dashboard on loopback
     cluster = jobqueue.SYSTEMS["pbs"].make({**settings, "system": "pbs"})
     try:
         script = cluster.job_script()
@@ -173,17 +174,43 @@ def test_slurm_and_pbs_job_scripts_carry_the_settings():
     assert any(line.startswith("#PBS -l select=1:ncpus=2:mem=") for line in script.splitlines())
 
 
-def fake_bin(tmp_path: Path, monkeypatch, sbatch: str) -> Path:
+def fake_bin(tmp_path: Path, monkeypatch, sbatch: str, scancel: str = "") -> Path:
     """sbatch and scancel scripts first on PATH; each appends its arguments to calls.log."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     log = tmp_path / "calls.log"
-    for name, body in (("sbatch", sbatch), ("scancel", "")):
+    for name, body in (("sbatch", sbatch), ("scancel", scancel)):
         f = bindir / name
         f.write_text(f'#!/bin/sh\necho "{name} $*" >> {log}\n{body}\n')
         f.chmod(f.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
     return log
+
+
+def test_campaign_on_slurm_jobs_run_by_a_fake_sbatch(tmp_path, monkeypatch):
+    """The real SLURMCluster end to end: the fake sbatch runs the job script
+    dask-jobqueue wrote in the background, in a session of its own (the job
+    id is its process id), the fake scancel kills that session's processes."""
+    pytest.importorskip("dask_jobqueue")
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    log = fake_bin(tmp_path, monkeypatch,
+                   f'cp "$1" {jobs}/script.$$\n'
+                   f'setsid sh {jobs}/script.$$ > {jobs}/out.$$ 2>&1 < /dev/null &\n'
+                   f'echo "Submitted batch job $!"',
+                   'kill -KILL -- "-$1"')
+    res = invoke(tiny_campaign(tmp_path, seeds=[1]), "--jobqueue", "slurm", "--jobqueue-option", "cores=2",
+                 "--jobqueue-option", "interface=lo", "--jobqueue-option", "walltime=00:05:00")
+    assert res.exit_code == 0, (res.output, [p.read_text() for p in jobs.glob("out.*")])
+    check_finished(tmp_path / "out", res.stdout, 2)
+    sbatch, scancel = log.read_text().splitlines()
+    assert sbatch.startswith("sbatch ") and scancel.startswith("scancel ")
+    script = next(jobs.glob("script.*")).read_text()
+    assert "#SBATCH --cpus-per-task=2" in script and "--nthreads 2" in script
+    job = psutil.Process(int(scancel.split()[1])) if psutil.pid_exists(int(scancel.split()[1])) \
+        else None
+    if job is not None:                     # scancel's signal: the job's processes end
+        job.wait(timeout=60)
 
 
 def test_submitted_jobs_are_cancelled_when_the_cluster_closes(tmp_path, monkeypatch):

@@ -9,7 +9,8 @@ Each batch job runs one Dask worker process with ``cores`` threads, so up to
 scheduler, which alternate on one CPU) or one with ``in_process``. The Dask
 scheduler runs in the campaign's process; the workers connect to it, so it
 listens on the network interface named by ``interface`` (by default on every
-interface, dask-jobqueue's default); its dashboard listens on loopback only.
+interface, dask-jobqueue's default); its dashboard and the workers' listen on
+loopback only.
 
 dask-jobqueue is an optional extra (``pip install 'iosched[jobqueue]'``),
 imported when a jobqueue cluster is made.
@@ -93,9 +94,9 @@ def _jobqueue_class(name: str) -> Callable[[dict], object]:
             raise InputError(f"jobqueue {settings['system']}: needs dask-jobqueue: "
                              f"pip install 'iosched[jobqueue]'") from None
         kwargs = {k: v for k, v in settings.items() if k not in ("system", "jobs")}
-        # one worker process per job, one thread per core; the dashboard on loopback
+        # one worker process per job, one thread per core; the dashboards on loopback
         return cls(processes=1, scheduler_options={"dashboard_address": "127.0.0.1:0"},
-                   **kwargs)
+                   worker_extra_args=["--dashboard-address", "127.0.0.1:0"], **kwargs)
 
     return make
 
