@@ -14,7 +14,11 @@ import ipaddress
 import json
 import logging
 import os
+import signal
 import stat
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -27,6 +31,7 @@ from iosched.campaign.cli import campaign_command
 from iosched.campaign.jobqueue import JobSystem, jobqueue_settings, start_jobqueue_cluster
 from iosched.campaign.schema import load_campaign
 from iosched.errors import InputError
+from test_campaign import GATED
 
 distributed = pytest.importorskip("distributed")
 
@@ -175,13 +180,14 @@ def test_slurm_and_pbs_job_scripts_carry_the_settings():
 
 
 def fake_bin(tmp_path: Path, monkeypatch, sbatch: str, scancel: str = "") -> Path:
-    """sbatch and scancel scripts first on PATH; each appends its arguments to calls.log."""
+    """sbatch and scancel scripts (bash) first on PATH; each appends its
+    arguments to calls.log."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     log = tmp_path / "calls.log"
     for name, body in (("sbatch", sbatch), ("scancel", scancel)):
         f = bindir / name
-        f.write_text(f'#!/bin/sh\necho "{name} $*" >> {log}\n{body}\n')
+        f.write_text(f'#!/bin/bash\necho "{name} $*" >> {log}\n{body}\n')
         f.chmod(f.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
     return log
@@ -211,6 +217,57 @@ def test_campaign_on_slurm_jobs_run_by_a_fake_sbatch(tmp_path, monkeypatch):
         else None
     if job is not None:                     # scancel's signal: the job's processes end
         job.wait(timeout=60)
+
+
+def test_interrupted_jobqueue_campaign_cancels_its_jobs(tmp_path, monkeypatch):
+    """SIGINT on a campaign whose workers are Slurm jobs (a fake sbatch, as
+    above): status 130, the jobs cancelled, their runs' processes gone, the
+    run left without a marker (importing dask-jobqueue must not replace the
+    campaign's SIGINT handler by its own sys.exit())."""
+    pytest.importorskip("dask_jobqueue")
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    log = fake_bin(tmp_path, monkeypatch,
+                   f'cp "$1" {jobs}/script.$$\n'
+                   f'setsid sh {jobs}/script.$$ > {jobs}/out.$$ 2>&1 < /dev/null &\n'
+                   f'echo "Submitted batch job $!"',
+                   'kill -KILL -- "-$1"')
+    gate = tmp_path / "gate"
+    gate.write_text("closed")
+    sched = tmp_path / "gated.py"
+    sched.write_text(GATED)
+    path = tiny_campaign(tmp_path, seeds=[1], schedulers=[
+        {"name": str(sched), "label": "gated", "options": {"gate": str(gate)}}])
+    proc = subprocess.Popen([sys.executable, "-m", "iosched.cli", "campaign", str(path),
+                             "--jobqueue", "slurm", "--jobqueue-option", "interface=lo"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = tmp_path / "out"
+    try:
+        deadline = time.monotonic() + 120
+        while not list(out.glob("runs/*/engine.log")) and time.monotonic() < deadline \
+                and proc.poll() is None:
+            time.sleep(0.2)
+        assert list(out.glob("runs/*/engine.log")), "the run never started"
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 128 + signal.SIGINT, (stdout, stderr)
+    assert "campaign tiny: interrupted; run the same command to resume" in stderr
+    assert [c.split()[0] for c in log.read_text().splitlines()] == ["sbatch", "scancel"]
+    [run] = out.glob("runs/*")
+    assert not (run / "done.json").exists() and not (run / "failed.json").exists()
+
+    def left():
+        return [p for p in psutil.process_iter(["cmdline"])
+                if any(str(tmp_path) in a for a in p.info["cmdline"] or ())]
+
+    deadline = time.monotonic() + 30      # the job's worker is killed, the run's guard kills the run
+    while left() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not left()
 
 
 def test_submitted_jobs_are_cancelled_when_the_cluster_closes(tmp_path, monkeypatch):

@@ -21,6 +21,8 @@ from __future__ import annotations
 import importlib
 import re
 import shutil
+import signal
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -84,12 +86,26 @@ class JobSystem:
     submit_command: str | None
 
 
+def _import_dask_jobqueue():
+    """``dask_jobqueue`` without its side effect: importing it (its module
+    ``runner``) replaces the process's SIGINT handler by ``sys.exit()``, which
+    would turn an interrupted campaign into a silent exit with status 0; the
+    handler in place before is put back (dask-jobqueue 0.9.0, its issue #696,
+    fixed after that release by its pull request #697)."""
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        return importlib.import_module("dask_jobqueue")
+    finally:
+        if before is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, before)
+
+
 def _jobqueue_class(name: str) -> Callable[[dict], object]:
     """``make`` of a dask-jobqueue cluster class (``SLURMCluster``, ``PBSCluster``)."""
 
     def make(settings: dict):
         try:
-            cls = getattr(importlib.import_module("dask_jobqueue"), name)
+            cls = getattr(_import_dask_jobqueue(), name)
         except ImportError:
             raise InputError(f"jobqueue {settings['system']}: needs dask-jobqueue: "
                              f"pip install 'iosched[jobqueue]'") from None
