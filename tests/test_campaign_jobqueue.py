@@ -193,11 +193,13 @@ def fake_bin(tmp_path: Path, monkeypatch, sbatch: str, scancel: str = "") -> Pat
     return log
 
 
-def test_campaign_on_slurm_jobs_run_by_a_fake_sbatch(tmp_path, monkeypatch):
-    """The real SLURMCluster end to end: the fake sbatch runs the job script
-    dask-jobqueue wrote in the background, in a session of its own (the job
-    id is its process id), the fake scancel kills that session's processes."""
-    pytest.importorskip("dask_jobqueue")
+def fake_slurm(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
+    """A fake sbatch that runs the job script dask-jobqueue wrote (a copy in
+    ``jobs/``) in the background, in a session of its own (the job id is its
+    process id), and a fake scancel that kills that session's processes.
+
+    :returns: (calls.log, the jobs folder: script.N, out.N).
+    """
     jobs = tmp_path / "jobs"
     jobs.mkdir()
     log = fake_bin(tmp_path, monkeypatch,
@@ -205,7 +207,15 @@ def test_campaign_on_slurm_jobs_run_by_a_fake_sbatch(tmp_path, monkeypatch):
                    f'setsid sh {jobs}/script.$$ > {jobs}/out.$$ 2>&1 < /dev/null &\n'
                    f'echo "Submitted batch job $!"',
                    'kill -KILL -- "-$1"')
-    res = invoke(tiny_campaign(tmp_path, seeds=[1]), "--jobqueue", "slurm", "--jobqueue-option", "cores=2",
+    return log, jobs
+
+
+def test_campaign_on_slurm_jobs_run_by_a_fake_sbatch(tmp_path, monkeypatch):
+    """The real SLURMCluster end to end, its jobs run by the fake sbatch."""
+    pytest.importorskip("dask_jobqueue")
+    log, jobs = fake_slurm(tmp_path, monkeypatch)
+    res = invoke(tiny_campaign(tmp_path, seeds=[1]), "--jobqueue", "slurm",
+                 "--jobqueue-option", "cores=2",
                  "--jobqueue-option", "interface=lo", "--jobqueue-option", "walltime=00:05:00")
     assert res.exit_code == 0, (res.output, [p.read_text() for p in jobs.glob("out.*")])
     check_finished(tmp_path / "out", res.stdout, 2)
@@ -220,18 +230,12 @@ def test_campaign_on_slurm_jobs_run_by_a_fake_sbatch(tmp_path, monkeypatch):
 
 
 def test_interrupted_jobqueue_campaign_cancels_its_jobs(tmp_path, monkeypatch):
-    """SIGINT on a campaign whose workers are Slurm jobs (a fake sbatch, as
-    above): status 130, the jobs cancelled, their runs' processes gone, the
+    """SIGINT on a campaign whose workers are Slurm jobs (:func:`fake_slurm`):
+    status 130, the jobs cancelled, their runs' processes gone, the
     run left without a marker (importing dask-jobqueue must not replace the
     campaign's SIGINT handler by its own sys.exit())."""
     pytest.importorskip("dask_jobqueue")
-    jobs = tmp_path / "jobs"
-    jobs.mkdir()
-    log = fake_bin(tmp_path, monkeypatch,
-                   f'cp "$1" {jobs}/script.$$\n'
-                   f'setsid sh {jobs}/script.$$ > {jobs}/out.$$ 2>&1 < /dev/null &\n'
-                   f'echo "Submitted batch job $!"',
-                   'kill -KILL -- "-$1"')
+    log, jobs = fake_slurm(tmp_path, monkeypatch)
     gate = tmp_path / "gate"
     gate.write_text("closed")
     sched = tmp_path / "gated.py"
@@ -250,10 +254,10 @@ def test_interrupted_jobqueue_campaign_cancels_its_jobs(tmp_path, monkeypatch):
         assert list(out.glob("runs/*/engine.log")), "the run never started"
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    except BaseException:
+        proc.kill()
+        proc.communicate()
+        raise
     assert proc.returncode == 128 + signal.SIGINT, (stdout, stderr)
     assert "campaign tiny: interrupted; run the same command to resume" in stderr
     assert [c.split()[0] for c in log.read_text().splitlines()] == ["sbatch", "scancel"]
@@ -264,7 +268,7 @@ def test_interrupted_jobqueue_campaign_cancels_its_jobs(tmp_path, monkeypatch):
         return [p for p in psutil.process_iter(["cmdline"])
                 if any(str(tmp_path) in a for a in p.info["cmdline"] or ())]
 
-    deadline = time.monotonic() + 30      # the job's worker is killed, the run's guard kills the run
+    deadline = time.monotonic() + 30      # the worker is killed, the run's guard kills the run
     while left() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not left()
@@ -314,7 +318,8 @@ def test_refused_submission_and_missing_sbatch_are_one_line_errors(tmp_path, mon
      "--jobqueue-option cores: expected a whole number >= 1, got 'two'"),
     (["--jobqueue", "slurm", "--jobqueue-option", "colour=red"],
      "--jobqueue-option colour: unknown key"),
-    (["--jobqueue", "slurm", "--jobqueue-option", "queue"], "--jobqueue-option 'queue': expected KEY=VALUE"),
+    (["--jobqueue", "slurm", "--jobqueue-option", "queue"],
+     "--jobqueue-option 'queue': expected KEY=VALUE"),
     (["--jobs", "2"], "--jobs: needs --jobqueue SYSTEM"),
     (["--cluster", "tcp://127.0.0.1:1", "--jobqueue", "slurm"],
      "--cluster cannot be used with --jobqueue"),
@@ -337,7 +342,8 @@ def test_bad_jobqueue_options_are_one_line_errors(tmp_path, monkeypatch, args, m
     ({"system": "sge"}, "field jobqueue.system: unknown batch system 'sge'"),
     ({"system": "slurm", "jobs": 0}, "field jobqueue.jobs: 0 is less than the minimum of 1"),
     ({"system": "slurm", "memory": "2 lots"}, "field jobqueue.memory: expected a positive size"),
-    ({"system": "slurm", "walltime": "01:60:00"}, "field jobqueue.walltime: expected a positive HH:MM:SS"),
+    ({"system": "slurm", "walltime": "01:60:00"},
+     "field jobqueue.walltime: expected a positive HH:MM:SS"),
     ({"system": "slurm", "cores": 2, "colour": "red"}, "field jobqueue: unknown field(s) 'colour'"),
     ({"jobs": 2}, "field jobqueue: 'system' is a required property"),
 ])

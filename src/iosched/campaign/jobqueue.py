@@ -139,7 +139,7 @@ def check_settings(settings: dict, label: Callable[[str], str]) -> None:
         if key == "system" and value not in SYSTEMS:
             raise InputError(f"{label(key)}: unknown batch system {value!r} "
                              f"(known: {', '.join(sorted(SYSTEMS))})")
-        if key in _INT_KEYS and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        if key in _INT_KEYS and (type(value) is not int or value < 1):  # bool is no number
             raise InputError(f"{label(key)}: expected a whole number >= 1, got {value!r}")
         if key == "memory":
             m = _MEMORY.match(str(value))
