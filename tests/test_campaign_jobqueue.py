@@ -132,6 +132,9 @@ def test_file_section_runs_as_batch_jobs_and_workers_option_runs_locally(tmp_pat
     res = invoke(path, "-o", tmp_path / "out2")   # the section: batch jobs
     assert res.exit_code == 0, res.output
     check_finished(tmp_path / "out2", res.stdout, 2)
+    # where the runs execute is no part of their identity
+    names = [sorted(p.name for p in (tmp_path / o / "runs").iterdir()) for o in ("out", "out2")]
+    assert names[0] == names[1]
     assert [s for s, _ in stand_in] == [{"system": "local", "jobs": 1, "cores": 2, "memory": "2GB"}]
 
 
