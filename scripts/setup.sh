@@ -26,7 +26,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,campaign,jobqueue,fast]'
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,campaign,jobqueue,fast,docs]'
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps 'pybatsim==3.2.1'
 .venv/bin/python -c 'import simgrid, batsim, zmq, iosched' 2>/dev/null \
     || { echo "setup: the environment is incomplete (simgrid, batsim, zmq or iosched does not import)" >&2; exit 1; }
@@ -36,5 +36,8 @@ fi
 # the extra "jobqueue" (dask-jobqueue): the tests of campaigns as batch jobs
 .venv/bin/python -c 'import dask_jobqueue' 2>/dev/null \
     || { echo "setup: dask-jobqueue (the extra jobqueue) does not import" >&2; exit 1; }
+# the extra "docs" (MkDocs): tests/test_docs_site.py builds the site
+.venv/bin/python -c 'import mkdocs, material, mkdocstrings_handlers.python' 2>/dev/null \
+    || { echo "setup: mkdocs, mkdocs-material or mkdocstrings[python] (the extra docs) does not import" >&2; exit 1; }
 touch .venv/.iosched-setup-done
 echo "setup: done"

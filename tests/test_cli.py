@@ -53,7 +53,7 @@ def test_top_level_help_lists_the_groups():
     assert r.exit_code == 0
     listed = set(commands(r.output))
     assert set(GROUPS) <= listed
-    assert {"run", "sched", "metrics", "demo", "campaign", "report"} <= listed
+    assert {"run", "sched", "metrics", "demo", "campaign", "report", "leaderboard"} <= listed
 
 
 @pytest.mark.parametrize("group, kinds", [

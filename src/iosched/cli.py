@@ -12,6 +12,7 @@ Subcommands:
 * ``iosched demo``      -- :mod:`iosched.demo` (the main job)
 * ``iosched campaign``  -- :mod:`iosched.campaign.cli` (experiment campaigns on Dask)
 * ``iosched report``    -- :mod:`iosched.analysis.cli` (Markdown/HTML campaign reports)
+* ``iosched leaderboard`` -- :mod:`iosched.analysis.cli` (a campaign's leaderboard)
 
 and the experiment groups, whose kinds are listed in :data:`KINDS` (the one
 table of where each experiment command lives):
@@ -44,6 +45,7 @@ _SUBCOMMANDS = {
     "demo": ("iosched.demo", "demo_command"),
     "campaign": ("iosched.campaign.cli", "campaign_command"),
     "report": ("iosched.analysis.cli", "report_command"),
+    "leaderboard": ("iosched.analysis.cli", "leaderboard_command"),
 }
 
 #: The experiment groups: group -> (help, {kind -> (module, attribute, short help)

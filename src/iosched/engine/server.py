@@ -286,7 +286,9 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
     def run(self) -> dict:
         """Run the simulation and write the outputs; returns summary counts.
 
-        :raises InputError, ProtocolError, SchedulerTimeout: see class doc.
+        :raises InputError: bad input (see class doc).
+        :raises ProtocolError: a bad scheduler request (see class doc).
+        :raises SchedulerTimeout: no reply in time (see class doc).
         """
         t0 = time.perf_counter()
         self._setup_simgrid()
