@@ -16,6 +16,7 @@ from pathlib import Path
 import jsonschema
 
 from iosched.campaign.files import slug
+from iosched.campaign.jobqueue import JOBQUEUE_SCHEMA, check_settings, jobqueue_settings
 from iosched.engine.platform import validate_platform
 from iosched.engine.workload import load_workload
 from iosched.errors import InputError, one_line
@@ -112,6 +113,7 @@ CAMPAIGN_SCHEMA: dict = {
         "engine_args": {"type": "array", "items": {"type": "string"}},
         "in_process": {"type": "boolean"},
         "tau": {"type": "number", "exclusiveMinimum": 0},
+        "jobqueue": JOBQUEUE_SCHEMA,
     },
 }
 
@@ -173,8 +175,10 @@ class Campaign:
     arguments of every run (e.g. ``--enable-dynamic-jobs``); ``in_process``:
     run each scheduler inside the embedded engine's process
     (:func:`iosched.run.simulation.run_simulation`'s ``in_process``; not
-    part of a run's identity: the outputs are the same); ``raw``: the
-    file's mapping.
+    part of a run's identity: the outputs are the same); ``jobqueue``: the
+    file's ``jobqueue`` section with its defaults (the batch system that
+    starts the Dask workers, :mod:`iosched.campaign.jobqueue`; not part of a
+    run's identity) or None; ``raw``: the file's mapping.
     """
 
     path: Path
@@ -192,6 +196,7 @@ class Campaign:
     raw: dict = field(repr=False, default_factory=dict)
     engine_args: list = field(default_factory=list)
     in_process: bool = False
+    jobqueue: dict | None = None
 
 
 def load_campaign(path, output=None) -> Campaign:
@@ -210,7 +215,8 @@ def load_campaign(path, output=None) -> Campaign:
         (:func:`iosched.schedulers.registry.check_options`), a missing input
         file, a workload file or a platform file that the engine would refuse
         (:func:`iosched.engine.workload.load_workload`,
-        :func:`iosched.engine.platform.validate_platform`).
+        :func:`iosched.engine.platform.validate_platform`), a bad value in the
+        ``jobqueue`` section (:func:`iosched.campaign.jobqueue.check_settings`).
     """
     p, data = load_yaml_mapping(path, "campaign file",
                                 "the fields name, platforms, workloads, schedulers")
@@ -320,6 +326,9 @@ def load_campaign(path, output=None) -> Campaign:
     if in_process and engine != "embedded":
         raise InputError(f"{p}: field in_process: the scheduler runs inside the embedded engine "
                          f"only, not with engine {engine!r}")
+    jobqueue = data.get("jobqueue")
+    if jobqueue is not None:
+        check_settings(jobqueue, lambda key: f"{p}: field jobqueue.{key}")
     if output is not None:
         out = Path(os.fspath(output)).expanduser().resolve()
     elif "output" in data:
@@ -332,4 +341,5 @@ def load_campaign(path, output=None) -> Campaign:
         baseline=baseline, timeout=float(data["timeout"]) if "timeout" in data else None,
         engine=engine, tau=float(data.get("tau", 600.0)), raw=data,
         engine_args=list(data.get("engine_args", [])), in_process=in_process,
+        jobqueue=jobqueue_settings(jobqueue),
     )
