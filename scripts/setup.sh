@@ -28,13 +28,16 @@ if [ ! -x .venv/bin/python ]; then
 fi
 
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,campaign,fast,docs]'
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,campaign,jobqueue,fast,docs]'
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps 'pybatsim==3.2.1'
 .venv/bin/python -c 'import simgrid, batsim, zmq, iosched' 2>/dev/null \
     || { echo "setup: the environment is incomplete (simgrid, batsim, zmq or iosched does not import)" >&2; exit 1; }
 # the extra "fast" (numba): CI and make test run the compiled evaluator
 .venv/bin/python -c 'import numba' 2>/dev/null \
     || { echo "setup: numba (the extra fast) does not import" >&2; exit 1; }
+# the extra "jobqueue" (dask-jobqueue): the tests of campaigns as batch jobs
+.venv/bin/python -c 'import dask_jobqueue' 2>/dev/null \
+    || { echo "setup: dask-jobqueue (the extra jobqueue) does not import" >&2; exit 1; }
 # the extra "docs" (MkDocs): tests/test_docs_site.py builds the site
 .venv/bin/python -c 'import mkdocs, material, mkdocstrings_handlers.python' 2>/dev/null \
     || { echo "setup: mkdocs, mkdocs-material or mkdocstrings[python] (the extra docs) does not import" >&2; exit 1; }

@@ -203,7 +203,7 @@ def test_usage_errors_are_one_line_exit_2(args, word):
 @pytest.mark.parametrize("args, word", [
     (["workload", "locality", "swf", "{tmp}/no.swf", "{tmp}/o.json"], "no.swf"),
     (["platform", "locality", "{tmp}/missing/p.xml"], "missing"),
-    (["workload", "dad", "kth", "{tmp}/w.json"], "--swf"),
+    (["workload", "dad", "kth", "{tmp}/w.json", "--swf", "{tmp}/no.swf"], "no.swf"),
     (["repro", "listpack", "{tmp}/out", "{tmp}/no-campaign"], "no-campaign"),
 ])
 def test_input_errors_are_one_line_exit_1(tmp_path, args, word):

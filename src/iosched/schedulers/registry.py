@@ -14,17 +14,12 @@ import difflib
 import importlib
 from pathlib import Path
 
-import iosched.schedulers.launchers
 from iosched.errors import InputError
-from iosched.paths import LAUNCHERS_DIR
+from iosched.paths import LAUNCHERS_DIR, SCHEDULERS_DIR
 from iosched.sched.options import check_declared, with_core
 
 __all__ = ["SCHEDULERS", "SCHEDULERS_DIR", "ENGINE_FLAGS", "resolve",
            "required_engine_args", "declared_options", "check_options"]
-
-#: Folder of the scheduler launcher files in the installed package
-#: (:mod:`iosched.schedulers.launchers`).
-SCHEDULERS_DIR = Path(iosched.schedulers.launchers.__file__).resolve().parent
 
 #: name -> (scheduler file name in :data:`SCHEDULERS_DIR`, pybatsim options).
 SCHEDULERS: dict[str, tuple[str, dict]] = {
