@@ -5,8 +5,9 @@ machine (embedded engine, in process)."""
 
 from __future__ import annotations
 
-import json
+import shutil
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -146,3 +147,24 @@ def test_one_scheduler_of_each_family_runs_on_the_machine(name, regime, tmp_path
         for jid in rejected:
             io = read_io(by_id[jid], jid)
             assert by_id[jid]["res"] > 1 or part_of(io) == BURST_BUFFER, (jid, by_id[jid]["res"])
+
+
+@needs_kth
+@pytest.mark.skipif(shutil.which("batsim") is None, reason="no 'batsim' on PATH (the real Batsim 4.2.x)")
+def test_the_real_batsim_runs_the_machine_as_the_embedded_engine(tmp_path):
+    """The real Batsim loads the reference machine and gives the same jobs,
+    states and times as the embedded engine (burst-buffer phases, periodic
+    writes, reads from the PFS and from node-local disks)."""
+    platform = tmp_path / "arena.xml"
+    platform.write_text(arena_xml(100, "fat-tree"))
+    (tmp_path / "w.json").write_text(dump_workload(generate(KTH, "mixed", seed=1, jobs=30)))
+    tables = []
+    for engine in ("embedded", "batsim"):
+        out = tmp_path / engine
+        r = CliRunner().invoke(cli, ["run", "-p", str(platform), "-w", str(tmp_path / "w.json"), "-s", "easy",
+                                     "-o", str(out), "--engine", engine, "--engine-arg=--enable-dynamic-jobs",
+                                     "--no-metrics"])
+        assert r.exit_code == 0, r.output
+        df = pd.read_csv(out / "out_jobs.csv").set_index("job_id").sort_index()
+        tables.append(df[["final_state", "starting_time", "finish_time"]])
+    pd.testing.assert_frame_equal(tables[0], tables[1])
