@@ -57,8 +57,8 @@ def test_top_level_help_lists_the_groups():
 
 
 @pytest.mark.parametrize("group, kinds", [
-    ("workload", ["swf", "bb", "locality", "listpack", "dad", "pfsbw"]),
-    ("platform", ["cluster", "dragonfly96", "dad", "locality", "listpack", "pfsbw"]),
+    ("workload", ["swf", "bb", "locality", "listpack", "dad", "pfsbw", "arena"]),
+    ("platform", ["cluster", "dragonfly96", "dad", "locality", "listpack", "pfsbw", "arena"]),
     ("repro", ["bb", "locality", "listpack", "pfsbw", "dad"]),
     ("bench", ["kth", "bb", "listpack", "locality", "dad", "pfsbw", "scale", "campaign"]),
 ])

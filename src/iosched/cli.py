@@ -64,6 +64,8 @@ KINDS = {
                 "data-aware dispatch workloads and their check (Li & Tatebe)"),
         "pfsbw": ("iosched.experiments.pfsbw.workload", "workload_command",
                   "PFS-bandwidth workloads and characterisation runs (Goponenko et al.)"),
+        "arena": ("iosched.experiments.arena.regimes", "workload_command",
+                  "an SWF trace under an I/O regime, for the arena's reference machine"),
     }),
     "platform": ("Platform generators: SimGrid 3.32 platform XMLs.", {
         "cluster": ("iosched.experiments.platforms", "cluster_command", "flat cluster (like cluster100.xml)"),
@@ -74,6 +76,8 @@ KINDS = {
                      "n nodes x m cores and a PFS (Gonthier et al.)"),
         "listpack": ("iosched.experiments.platforms", "listpack_command", "list-vs-pack machine (Jeannot et al.)"),
         "pfsbw": ("iosched.experiments.platforms", "pfsbw_command", "15 nodes and a PFS (Goponenko et al.)"),
+        "arena": ("iosched.experiments.arena.machine", "platform_command",
+                  "the arena's reference machine: every tier, dragonfly or fat-tree"),
     }),
     "repro": ("Reproductions of the families' papers: tables, figures, claims.", {
         "bb": ("iosched.experiments.bb.reproduction", "reproduction_command",
