@@ -73,6 +73,7 @@ from iosched.pfsbw.trackers import POOL, AdaptiveTracker, IoAwareTracker, NodeTr
 from iosched.sched.adapter import PybatsimScheduler, state_name
 from iosched.sched.core import Scheduler, plain_job
 from iosched.sched.ioplan import STATIC, disk_host
+from iosched.sched.iorecord import BANDWIDTH
 from iosched.sched.iojob import read_io
 from iosched.sched.orders import fcfs
 
@@ -337,6 +338,18 @@ class Pfsbw(PybatsimScheduler):
         if sm is not None:
             return running.allocation.with_io(storage_mapping=sm)
         return running.allocation
+
+    def io_holds(self, running, io) -> tuple:
+        """For the I/O record: the job's estimated throughput ``r_j``
+        (bytes/s) when it starts, what the io-aware and adaptive trackers
+        hold against the limit (Goponenko et al., Algorithm 2; 0 while
+        its variety is untrained)."""
+        return ((BANDWIDTH, "", self.rate(running.job), "bytes/s"),)
+
+    def io_capacity(self, kind: str):
+        """For the I/O record: the limit ``R_limit`` (bytes/s) for the
+        throughput estimates."""
+        return self.limit if kind == BANDWIDTH else None
 
     def onJobCompletion(self, job):
         """JOB_COMPLETED: a successful job teaches the estimator its
