@@ -2,7 +2,7 @@
 PY := .venv/bin/python
 STAMP := .venv/.iosched-setup-done
 
-.PHONY: setup demo test test-fast bench clean
+.PHONY: setup demo test test-fast bench docs clean
 
 setup: $(STAMP)
 
@@ -21,5 +21,9 @@ test-fast: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m iosched bench
 
+# the documentation site (MkDocs, Material theme, API reference) into site/
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict -d site
+
 clean:
-	rm -rf .venv results/demo results/bench/*.tmp
+	rm -rf .venv site results/demo results/bench/*.tmp

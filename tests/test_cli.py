@@ -53,12 +53,12 @@ def test_top_level_help_lists_the_groups():
     assert r.exit_code == 0
     listed = set(commands(r.output))
     assert set(GROUPS) <= listed
-    assert {"run", "sched", "metrics", "demo", "campaign", "report"} <= listed
+    assert {"run", "sched", "metrics", "demo", "campaign", "report", "leaderboard"} <= listed
 
 
 @pytest.mark.parametrize("group, kinds", [
-    ("workload", ["swf", "bb", "locality", "listpack", "dad", "pfsbw"]),
-    ("platform", ["cluster", "dragonfly96", "dad", "locality", "listpack", "pfsbw"]),
+    ("workload", ["swf", "bb", "locality", "listpack", "dad", "pfsbw", "arena"]),
+    ("platform", ["cluster", "dragonfly96", "dad", "locality", "listpack", "pfsbw", "arena"]),
     ("repro", ["bb", "locality", "listpack", "pfsbw", "dad"]),
     ("bench", ["kth", "bb", "listpack", "locality", "dad", "pfsbw", "scale", "campaign"]),
 ])
@@ -203,7 +203,7 @@ def test_usage_errors_are_one_line_exit_2(args, word):
 @pytest.mark.parametrize("args, word", [
     (["workload", "locality", "swf", "{tmp}/no.swf", "{tmp}/o.json"], "no.swf"),
     (["platform", "locality", "{tmp}/missing/p.xml"], "missing"),
-    (["workload", "dad", "kth", "{tmp}/w.json"], "--swf"),
+    (["workload", "dad", "kth", "{tmp}/w.json", "--swf", "{tmp}/no.swf"], "no.swf"),
     (["repro", "listpack", "{tmp}/out", "{tmp}/no-campaign"], "no-campaign"),
 ])
 def test_input_errors_are_one_line_exit_1(tmp_path, args, word):

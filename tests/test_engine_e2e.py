@@ -381,7 +381,7 @@ def _random_ph_workload(seed, n=400):
     depend on float rounding; on this trace the direct and worker paths give
     the same outputs (a variant of the direct path that skipped syncing
     SimGrid's clock before waiting changed one job's state here). The two
-    paths may differ only at exact runtime == walltime ties (README, Known
+    paths may differ only at exact runtime == walltime ties (docs/engine.md, Known
     differences)."""
     import random
 

@@ -162,7 +162,7 @@ def test_golden_fcfsio_run_reproduced(shared, case, tmp_path):
     assert_same_run(ours, gold)
 
 
-#: g8's known differences (README "Known differences"), measured with this
+#: g8's known differences (docs/engine.md, "Known differences"), measured with this
 #: engine: jobs whose work takes exactly their walltime and that the real
 #: Batsim ended by walltime (SimGrid's float residue, see
 #: ``ExecutionMixin._ends_now``), and allocations that depend on the order

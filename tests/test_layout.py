@@ -9,6 +9,11 @@ text with :mod:`ast` (nothing is imported):
   or the scheduler launchers;
 * no module holds an absolute filesystem path (the repository root, the
   shared data and scratch folders are resolved in :mod:`iosched.paths`);
+* every default folder of the project (the package data, the checkout's
+  ``platforms/``, ``results/``, ``schedulers/``, the shared data folder) is
+  resolved in :mod:`iosched.paths` alone: no other module joins one of those
+  names onto a path, nor reads ``REPO_ROOT`` (but the experiment wing's
+  side-by-side runs of two source trees, :mod:`iosched.experiments.common`);
 * iosched's packages import each other without a cycle (each package of
   the experiment wing counts as one: the campaigns use its platform
   generators and its benchmarks time the campaigns).
@@ -109,6 +114,35 @@ def _absolute_paths(src: Path = SRC) -> list[str]:
     return bad
 
 
+#: folder names that only :mod:`iosched.paths` joins onto a path
+_DEFAULT_FOLDERS = ("platforms", "results", "schedulers", "shared", "data", "launchers")
+#: joins of those names that are no default folder: (module, name)
+_NOT_DEFAULTS = {("iosched.campaign.inputs", "platforms"),          # a campaign's own inputs/platforms
+                 ("iosched.experiments.bench.tree_run", "schedulers")}  # another source tree's launchers
+#: the modules that may read ``REPO_ROOT``
+_REPO_ROOT_READERS = ("iosched.paths", "iosched.experiments.common")
+
+
+def _default_paths_outside_paths(src: Path = SRC) -> list[str]:
+    """``path / "<default folder>"`` joins and ``REPO_ROOT`` reads outside
+    :mod:`iosched.paths`, as ``module:line: what``."""
+    bad = []
+    for name, path in _modules(src).items():
+        if name == "iosched.paths":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
+                    and isinstance(node.right, ast.Constant) and node.right.value in _DEFAULT_FOLDERS
+                    and (name, node.right.value) not in _NOT_DEFAULTS):
+                bad.append(f"{name}:{node.lineno}: / {node.right.value!r}")
+            elif (isinstance(node, ast.Name) and node.id == "REPO_ROOT"
+                  or isinstance(node, ast.alias) and node.name == "REPO_ROOT") \
+                    and name not in _REPO_ROOT_READERS:
+                bad.append(f"{name}:{getattr(node, 'lineno', 0)}: REPO_ROOT")
+    return bad
+
+
 def _package_graph(src: Path = SRC) -> dict[str, set[str]]:
     modules = _modules(src)
     graph: dict[str, set[str]] = {}
@@ -174,6 +208,10 @@ def test_no_absolute_path_in_the_code():
     assert _absolute_paths() == []
 
 
+def test_default_folders_are_resolved_in_paths_alone():
+    assert _default_paths_outside_paths() == []
+
+
 def test_no_import_cycle_between_packages():
     assert _cycles(_package_graph()) == []
 
@@ -206,6 +244,15 @@ def test_an_absolute_path_is_reported_and_a_relative_one_is_not(tmp_path):
                                                         'G = f"{x}/out/jobs.csv"\n'
                                                         'H = "default: /tmp/pfsbw-curve"\n'})
     assert _absolute_paths(src) == ["iosched.a:1: /work/shared/data/uppmax", "iosched.a:5: /tmp/pfsbw-curve"]
+
+
+def test_a_default_folder_joined_outside_paths_is_reported(tmp_path):
+    src = _tree(tmp_path, {"__init__.py": "", "paths.py": 'REPO_ROOT = x\nP = REPO_ROOT / "platforms"\n',
+                           "a.py": 'from iosched.paths import REPO_ROOT\n'
+                                   'P = REPO_ROOT / "results" / "demo"\n'
+                                   'Q = out / "demo"\n'})
+    assert _default_paths_outside_paths(src) == ["iosched.a:1: REPO_ROOT", "iosched.a:2: / 'results'",
+                                                 "iosched.a:2: REPO_ROOT"]
 
 
 def test_a_cycle_between_packages_is_reported(tmp_path):

@@ -1,9 +1,11 @@
 """A small Python API for notebooks: one simulation in, one table out.
 
-    >>> import iosched
-    >>> jobs = iosched.simulate("platforms/dragonfly96.xml", "W.json", "easy")
-    >>> jobs[["job_id", "waiting_time", "bounded_slowdown"]].head()
-    >>> jobs.attrs["metrics"]["utilization"]
+```python
+import iosched
+jobs = iosched.simulate("platforms/dragonfly96.xml", "W.json", "easy")
+jobs[["job_id", "waiting_time", "bounded_slowdown"]].head()
+jobs.attrs["metrics"]["utilization"]
+```
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ Subcommands:
 * ``iosched demo``      -- :mod:`iosched.demo` (the main job)
 * ``iosched campaign``  -- :mod:`iosched.campaign.cli` (experiment campaigns on Dask)
 * ``iosched report``    -- :mod:`iosched.analysis.cli` (Markdown/HTML campaign reports)
+* ``iosched leaderboard`` -- :mod:`iosched.analysis.cli` (a campaign's leaderboard)
 
 and the experiment groups, whose kinds are listed in :data:`KINDS` (the one
 table of where each experiment command lives):
@@ -44,6 +45,7 @@ _SUBCOMMANDS = {
     "demo": ("iosched.demo", "demo_command"),
     "campaign": ("iosched.campaign.cli", "campaign_command"),
     "report": ("iosched.analysis.cli", "report_command"),
+    "leaderboard": ("iosched.analysis.cli", "leaderboard_command"),
 }
 
 #: The experiment groups: group -> (help, {kind -> (module, attribute, short help)
@@ -62,6 +64,8 @@ KINDS = {
                 "data-aware dispatch workloads and their check (Li & Tatebe)"),
         "pfsbw": ("iosched.experiments.pfsbw.workload", "workload_command",
                   "PFS-bandwidth workloads and characterisation runs (Goponenko et al.)"),
+        "arena": ("iosched.experiments.arena.regimes", "workload_command",
+                  "an SWF trace under an I/O regime, for the arena's reference machine"),
     }),
     "platform": ("Platform generators: SimGrid 3.32 platform XMLs.", {
         "cluster": ("iosched.experiments.platforms", "cluster_command", "flat cluster (like cluster100.xml)"),
@@ -72,6 +76,8 @@ KINDS = {
                      "n nodes x m cores and a PFS (Gonthier et al.)"),
         "listpack": ("iosched.experiments.platforms", "listpack_command", "list-vs-pack machine (Jeannot et al.)"),
         "pfsbw": ("iosched.experiments.platforms", "pfsbw_command", "15 nodes and a PFS (Goponenko et al.)"),
+        "arena": ("iosched.experiments.arena.machine", "platform_command",
+                  "the arena's reference machine: every tier, dragonfly or fat-tree"),
     }),
     "repro": ("Reproductions of the families' papers: tables, figures, claims.", {
         "bb": ("iosched.experiments.bb.reproduction", "reproduction_command",

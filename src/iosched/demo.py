@@ -4,9 +4,11 @@ side with a classic one, on the embedded engine, in a few minutes.
 The showcase: the first 1000 jobs of the KTH-SP2 trace with burst-buffer
 requests -- by default the burst-buffer paper's own draws (its artifact's
 1000-job workload, ``../shared/data/bb-artifact``, read by
-:mod:`iosched.experiments.bb.artifact`); with ``--generator`` iosched's generator
-:func:`iosched.experiments.bb.workload.generate` with ``--seed`` (the same model:
-Kopanski & Rzadca, Euro-Par 2021, Section 4.1) -- run on the paper's
+:mod:`iosched.experiments.bb.artifact`); with ``--generator``, or when that
+folder is absent (e.g. after a plain ``pip install``; :func:`default_runs`),
+iosched's generator :func:`iosched.experiments.bb.workload.generate` with
+``--seed`` on the default trace (the same model: Kopanski & Rzadca,
+Euro-Par 2021, Section 4.1) -- run on the paper's
 ``dragonfly96`` platform (96 compute nodes,
 12 burst-buffer nodes, one PFS; every stage-in, stage-out and PFS transfer
 is simulated by SimGrid) by three schedulers of that paper:
@@ -18,9 +20,12 @@ is simulated by SimGrid) by three schedulers of that paper:
 * ``plan-2`` -- plan-based scheduling with simulated annealing (alpha = 2).
 
 It prints a comparison table (times with their units, ratios to the
-baseline) and writes to ``results/demo/``: one folder per run (Batsim's
-CSV files, ``metrics.json``), ``comparison.csv`` / ``comparison.md``, the
-figures, and ``report.html`` (self-contained) and ``report.md``.
+baseline) and writes to ``results/demo/`` (the checkout's, or the working
+directory's when installed: :data:`iosched.paths.RESULTS_DIR`): one folder per run (Batsim's
+CSV files, ``metrics.json``, the scheduler's I/O record), ``comparison.csv`` /
+``comparison.md``, the figures, and ``report.html`` (self-contained) and
+``report.md``, with the runs' I/O (:func:`iosched.analysis.ioplots.io_blocks`:
+bytes per tier, burst-buffer occupancy, throughput over time).
 
 Adding a run (e.g. one representative of a new family on its own
 platform) takes one entry of :data:`RUNS`: a :class:`DemoRun` naming its
@@ -50,6 +55,8 @@ import click
 import pandas as pd
 
 from iosched.analysis.format import markdown_table
+from iosched.analysis.io import load_io
+from iosched.analysis.ioplots import io_blocks
 from iosched.analysis.jobs import load_jobs
 from iosched.analysis.metrics import job_metrics
 from iosched.analysis.metrics_file import write_metrics
@@ -60,14 +67,15 @@ from iosched.engine.platform import count_compute_hosts
 from iosched.errors import InputError
 from iosched.experiments.bb import artifact
 from iosched.experiments.bb.workload import first_jobs, generate, write_workload
-from iosched.paths import REPO_ROOT
+from iosched.paths import PLATFORMS_DIR, RESULTS_DIR
 from iosched.run.result import RunError
 from iosched.run.simulation import run_simulation
-from iosched.workloads.default_swf import find_default_swf
+from iosched.workloads.default_swf import DEFAULT_SWF_HELP, find_default_swf
 
-__all__ = ["DemoRun", "RUNS", "GENERATOR_RUNS", "bb_workload", "artifact_workload", "run_demo", "comparison_rows", "main"]
+__all__ = ["DemoRun", "RUNS", "GENERATOR_RUNS", "bb_workload", "artifact_workload", "default_runs",
+           "run_demo", "comparison_rows", "main"]
 
-PLATFORMS = REPO_ROOT / "platforms"
+PLATFORMS = PLATFORMS_DIR
 
 
 def bb_workload(swf, nb_jobs: int, seed: int, nb_compute: int) -> dict:
@@ -127,6 +135,24 @@ RUNS: list[DemoRun] = [
 #: The same runs on iosched's generator (``--generator``).
 GENERATOR_RUNS: list[DemoRun] = [DemoRun(r.label, r.scheduler, r.platform, bb_workload)
                                  for r in RUNS]
+
+
+
+def default_runs(echo=print) -> list:
+    """The runs of ``iosched demo`` without ``--generator``: :data:`RUNS`
+    (the paper's own workload) when the artifact's folder is found
+    (:func:`iosched.experiments.bb.artifact.default_dir`), else
+    :data:`GENERATOR_RUNS` (iosched's generator on the default trace, which
+    ships with the package), with a note to ``echo``. Raises nothing.
+    """
+    try:
+        artifact.default_dir()
+    except InputError:
+        echo(f"demo: the burst-buffer paper's workloads ({artifact.ARTIFACT_DIR_NAME}) are not in "
+             "the shared data folder: using iosched's generator instead (as --generator)")
+        return GENERATOR_RUNS
+    return RUNS
+
 
 #: comparison columns: (metric key, header, kind) -- kind "time" (seconds,
 #: shown with a unit), "ratio" or "int"
@@ -195,7 +221,7 @@ def run_demo(swf, nb_jobs: int, seed: int, output, parallel: int, runs=None,
              echo=print) -> dict:
     """Run the demo and write its outputs (module docstring).
 
-    :param swf: SWF path (None: the shared KTH-SP2 trace).
+    :param swf: SWF path (None: the default trace, :func:`~iosched.workloads.default_swf.find_default_swf`).
     :param nb_jobs: jobs taken from the start of the trace.
     :param seed: seed of the workload draws.
     :param output: output folder (created).
@@ -278,8 +304,10 @@ def run_demo(swf, nb_jobs: int, seed: int, output, parallel: int, runs=None,
                     ("p", f"Times with their unit; in brackets, the ratio to {base} "
                           "(below 1 is better except for utilization). Waits are measured "
                           "from submission to start; utilization over the compute nodes."),
-                    ("table", header, rows),
-                    ("h2", "Waiting times"),
+                    ("table", header, rows)]
+    records = {r.label: rec for r in runs if (rec := load_io(out / r.label)) is not None}
+    blocks += io_blocks(records, figdir)
+    blocks += [("h2", "Waiting times"),
                     ("img", "figures/ecdf_waiting_time.png", "ECDF of the waiting times")]
     for r in runs:
         blocks += [("h3", r.label),
@@ -288,7 +316,8 @@ def run_demo(swf, nb_jobs: int, seed: int, output, parallel: int, runs=None,
                    ("img", f"figures/gantt_{r.label}.png",
                     f"Allocations of every job, coloured by waiting time, {r.label}")]
     blocks.append(("p", "Raw values (seconds): comparison.csv; per run: <label>/out_jobs.csv "
-                        "(Batsim's format, readable by evalys), metrics.json."))
+                        "(Batsim's format, readable by evalys), metrics.json, and the I/O record "
+                        "io_phases.csv, io_holds.csv, io_inputs.csv (docs/outputs.md)."))
     (out / "report.md").write_text(render_markdown(blocks), encoding="utf-8")
     html = out / "report.html"
     html.write_text(render_html(blocks, "iosched demo", out), encoding="utf-8")
@@ -297,24 +326,26 @@ def run_demo(swf, nb_jobs: int, seed: int, output, parallel: int, runs=None,
 
 @click.command(name="demo")
 @click.option("--swf", type=click.Path(dir_okay=False), default=None,
-              help="SWF trace, plain or .swf.gz [default: ../shared/data/KTH-SP2-1996-2.1-cln.swf]")
+              help=f"SWF trace, plain or .swf.gz [default: {DEFAULT_SWF_HELP}]")
 @click.option("--jobs", "nb_jobs", type=click.IntRange(min=1), default=1000, show_default=True,
               help="number of jobs taken from the start of the trace")
 @click.option("--seed", type=int, default=1, show_default=True,
               help="seed of the burst-buffer request draws")
 @click.option("--output", type=click.Path(file_okay=False),
-              default=str(REPO_ROOT / "results" / "demo"), show_default=True)
+              default=str(RESULTS_DIR / "demo"), show_default=True)
 @click.option("--parallel", type=click.IntRange(min=1), default=min(2, os.cpu_count() or 1),
               show_default=True, help="simulations run at once")
 @click.option("--generator", is_flag=True,
               help="use iosched's generator on --swf with --seed instead of the paper's own "
-                   "1000-job workload")
+                   "1000-job workload (the default when the paper's workloads are not in the "
+                   "shared data folder)")
 def demo_command(swf, nb_jobs, seed, output, parallel, generator):
     """Run the showcase and print the comparison table."""
     try:
         t0 = time.monotonic()
         res = run_demo(swf, nb_jobs, seed, output, parallel,
-                       runs=GENERATOR_RUNS if generator else RUNS, echo=click.echo)
+                       runs=GENERATOR_RUNS if generator else default_runs(click.echo),
+                       echo=click.echo)
         click.echo("")
         click.echo(res["table"])
         click.echo("")

@@ -14,7 +14,11 @@
   ratios to a baseline, the per-job table;
 * :mod:`iosched.analysis.plots` -- figures of runs and campaigns (PNG);
 * :mod:`iosched.analysis.report` -- Markdown and HTML campaign reports;
-* :mod:`iosched.analysis.cli` -- ``iosched metrics`` and ``iosched report``.
+* :mod:`iosched.analysis.leaderboard` -- a campaign's leaderboard: per
+  regime, machine and scheduler, 95 % t intervals over seeds and paired
+  differences to a baseline;
+* :mod:`iosched.analysis.cli` -- ``iosched metrics``, ``iosched report``
+  and ``iosched leaderboard``.
 
 The papers' reproductions are in the experiment wing
 (:mod:`iosched.experiments`, e.g. :mod:`iosched.experiments.bb.reproduction`).

@@ -1,6 +1,7 @@
 """The analysis commands of the ``iosched`` command line (click):
-``iosched metrics DIR`` (:func:`metrics_command`) and ``iosched report DIR``
-(:func:`report_command`).  The burst-buffer reproduction has its own
+``iosched metrics DIR`` (:func:`metrics_command`), ``iosched report DIR``
+(:func:`report_command`) and ``iosched leaderboard CAMPAIGN_DIR``
+(:func:`leaderboard_command`).  The burst-buffer reproduction has its own
 entry point, ``iosched repro bb``.
 """
 
@@ -12,13 +13,14 @@ import click
 
 from iosched.analysis.format import format_table
 from iosched.analysis.jobs import load_jobs
+from iosched.analysis.leaderboard import DEFAULT_METRIC, PFS_BANDWIDTH, READ_BANDWIDTH, write_leaderboard
 from iosched.analysis.metrics_file import write_metrics
 from iosched.analysis.plots import plot_gantt, plot_utilization
 from iosched.analysis.report import build_report
 from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError, one_line
 
-__all__ = ["CommandError", "metrics_command", "report_command"]
+__all__ = ["CommandError", "metrics_command", "report_command", "leaderboard_command"]
 
 
 class CommandError(click.ClickException):
@@ -81,3 +83,37 @@ def report_command(directory, output, top):
         raise click.ClickException(one_line(e)) from None
     click.echo(f"report: {paths['markdown']} and {paths['html']} "
                f"({len(paths['figures'])} figures)")
+
+
+@click.command("leaderboard", cls=OneLineErrorCommand, error_prefix="iosched leaderboard")
+@click.argument("campaign_dir", metavar="CAMPAIGN_DIR", type=click.Path(file_okay=False))
+@click.option("--baseline", default="easy", show_default=True,
+              help="Scheduler label the paired differences are taken to.")
+@click.option("--metric", default=DEFAULT_METRIC, show_default=True,
+              help="Ranking metric (a column of the leaderboard: waiting_time_mean, "
+                   "waiting_time_p95, bounded_slowdown_mean, utilization, jobs_rejected, "
+                   "gonthier_stretch_mean, jeannot_stretch_mean, io_*).")
+@click.option("--out", "-o", "out", default=None, type=click.Path(file_okay=False),
+              help="Output folder (default: results/leaderboards/<campaign name>).")
+@click.option("--read-bandwidth", type=float, default=READ_BANDWIDTH, show_default=True,
+              help="Load bandwidth of the Gonthier stretch's reference flow, bytes/s.")
+@click.option("--pfs-bandwidth", type=float, default=PFS_BANDWIDTH, show_default=True,
+              help="I/O bandwidth B of the Jeannot stretch's time alone, bytes/s.")
+def leaderboard_command(campaign_dir, baseline, metric, out, read_bandwidth, pfs_bandwidth):
+    """Print the leaderboard of the campaign in CAMPAIGN_DIR (Markdown) and
+    write leaderboard.md, .html, .csv and the rankings figure.
+
+    Per regime (workload), machine (platform) and scheduler: mean and p95
+    waiting time, mean bounded slowdown, the families' stretches,
+    utilization, jobs rejected and the I/O metrics runs record, as means
+    over seeds with 95 % t intervals and paired differences to the
+    baseline (docs/leaderboard.md).
+    """
+    try:
+        res = write_leaderboard(campaign_dir, out, baseline=baseline, metric=metric,
+                                read_bandwidth=read_bandwidth, pfs_bandwidth=pfs_bandwidth)
+    except InputError as e:
+        raise CommandError(one_line(e)) from None
+    click.echo(res["markdown"], nl=False)
+    p = res["paths"]
+    click.echo(f"leaderboard: {p['markdown']}, {p['html']}, {p['csv']} and {p['figure']}", err=True)

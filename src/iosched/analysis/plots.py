@@ -10,7 +10,8 @@ matplotlib and FreeType.
   in s): :func:`plot_utilization` (busy resources and queue length over
   time) and :func:`plot_gantt`;
 * a campaign (the tables of :mod:`iosched.analysis.campaign`):
-  :func:`plot_ratio_boxes`, :func:`plot_ecdf`, :func:`plot_tail`;
+  :func:`plot_ratio_boxes`, :func:`plot_ecdf`, :func:`plot_tail`; a
+  leaderboard (:mod:`iosched.analysis.leaderboard`): :func:`plot_paired_differences`;
 * the pieces the burst-buffer reproduction's figures share
   (:mod:`iosched.experiments.bb.reproduction`): :func:`new_figure`,
   :func:`save_png`, :func:`log_yscale`, :func:`tail_values`,
@@ -43,8 +44,8 @@ from iosched.analysis.units import log_time_ticks, time_unit
 from iosched.batsim.jobs import COMPLETED_SUCCESSFULLY
 from iosched.errors import InputError
 
-__all__ = ["usage_steps", "queue_steps", "resample_steps", "ratio_groups", "plot_utilization", "plot_gantt", "plot_ratio_boxes",
-           "plot_ecdf", "plot_tail", "tail_values", "tail_figure", "new_figure", "save_png",
+__all__ = ["step_changes", "usage_steps", "queue_steps", "resample_steps", "ratio_groups", "plot_utilization", "plot_gantt", "plot_ratio_boxes",
+           "plot_ecdf", "plot_tail", "plot_paired_differences", "tail_values", "tail_figure", "new_figure", "save_png",
            "log_yscale"]
 
 # PNG text chunks: no matplotlib version, so bytes do not depend on it.
@@ -90,8 +91,10 @@ def log_yscale(ax, values: np.ndarray, symlog_linthresh: float | None = None) ->
 # one run
 
 
-def _step_series(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Cumulative sum of ``deltas`` after each distinct time (ties merged)."""
+def step_changes(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cumulative sum of ``deltas`` after each distinct time (ties merged):
+    ``(t, v)``, the distinct ``times`` (s) sorted and the sum of the
+    ``deltas`` up to each; empty arrays for no time."""
     if times.size == 0:
         return np.zeros(0), np.zeros(0)
     order = np.argsort(times, kind="stable")
@@ -115,7 +118,7 @@ def usage_steps(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     pj = job_metrics(jobs)
     t = np.concatenate([pj["start"].to_numpy(float), pj["finish"].to_numpy(float)])
     d = np.concatenate([pj["nb_allocated"].to_numpy(float), -pj["nb_allocated"].to_numpy(float)])
-    return _step_series(t, d)
+    return step_changes(t, d)
 
 
 def queue_steps(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -131,7 +134,7 @@ def queue_steps(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     n = len(pj)
     t = np.concatenate([pj["submission"].to_numpy(float), pj["start"].to_numpy(float)])
     d = np.concatenate([np.ones(n), -np.ones(n)])
-    return _step_series(t, d)
+    return step_changes(t, d)
 
 
 #: above this many steps, :func:`plot_utilization` draws bin means
@@ -394,6 +397,53 @@ def plot_ratio_boxes(df: pd.DataFrame, path, baseline: str,
         ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)
         ax.set_title(f"{METRIC_LABELS.get(m, m)} / {baseline}", fontsize="medium")
         ax.set_ylabel(f"ratio to {baseline}")
+    return save_png(fig, path, mkdir=True)
+
+
+def plot_paired_differences(board: pd.DataFrame, path, metric: str, baseline: str,
+                            label: str | None = None, unit: tuple[str, float] = ("", 1.0),
+                            columns: int = 3) -> Path:
+    """The rankings figure of a leaderboard: per (regime, machine) panel, one
+    dot per scheduler (in rank order, best on top) at its mean paired
+    difference to the baseline ``<metric>_diff`` with its 95 % interval
+    ``<metric>_diff_ci95`` as a bar (none when NaN; "no value" written
+    where the difference is NaN), and a dashed line at 0 (the baseline).
+
+    :param board: a table of :func:`iosched.analysis.leaderboard.leaderboard`.
+    :param label: the metric's readable name (default *metric*).
+    :param unit: ``(name, divisor)`` of the x axis ("" : no unit).
+    :param columns: panels per row of the figure.
+    :returns: the PNG path. :raises InputError: no ``<metric>_diff``
+        column, unwritable path.
+    """
+    for c in (f"{metric}_diff", f"{metric}_diff_ci95", "regime", "machine", "rank", "scheduler"):
+        if c not in board.columns:
+            raise InputError(f"rankings figure: no column {c!r} in the leaderboard")
+    groups = list(board.groupby(["regime", "machine"], sort=True))
+    ncol = max(1, min(int(columns), len(groups)))
+    nrow = max(1, -(-len(groups) // ncol))
+    height = max(2.5, 0.35 * max((len(g) for _, g in groups), default=1) + 1.5)
+    fig = new_figure(4.5 * ncol, height * nrow)
+    axes = fig.subplots(nrow, ncol, squeeze=False).ravel()
+    name, factor = unit
+    for ax, ((regime, machine), g) in zip(axes, groups):
+        g = g.sort_values("rank", kind="mergesort")
+        y = np.arange(len(g))[::-1]
+        x = g[f"{metric}_diff"].to_numpy(float) / factor
+        err = g[f"{metric}_diff_ci95"].to_numpy(float) / factor
+        ok = np.isfinite(x)
+        ax.errorbar(x[ok], y[ok], xerr=np.where(np.isfinite(err[ok]), err[ok], 0.0),
+                    fmt="o", color="tab:blue", ecolor="tab:blue", capsize=3, markersize=5)
+        ax.axvline(0.0, color="grey", linestyle="--", linewidth=0.8)
+        for yy in y[~ok]:
+            ax.text(0.02, yy, "no value", transform=ax.get_yaxis_transform(), va="center",
+                    fontsize="small", color="grey")
+        ax.set_yticks(y, [f"{r}. {s}" for r, s in zip(g["rank"], g["scheduler"])])
+        ax.set_ylim(-0.6, len(g) - 0.4)
+        ax.set_title(f"{regime} on {machine}", fontsize="medium")
+        ax.set_xlabel(f"{label or metric} − {baseline}" + (f" ({name})" if name else ""))
+    for ax in axes[len(groups):]:
+        ax.set_visible(False)
     return save_png(fig, path, mkdir=True)
 
 

@@ -1,5 +1,5 @@
-"""Durations for people: automatic time units (s, min, h, d) for printed
-tables and figure axes.
+"""Durations and byte counts for people: automatic time units (s, min, h,
+d) and decimal byte units (B ... PB) for printed tables and figure axes.
 
 Data stay in seconds everywhere (CSV, JSON); only what is shown is scaled.
 A unit is chosen from the largest magnitude to show (:func:`time_unit`), so
@@ -13,7 +13,8 @@ import math
 
 import numpy as np
 
-__all__ = ["UNITS", "time_unit", "format_duration", "scale", "log_time_ticks"]
+__all__ = ["UNITS", "BYTE_UNITS", "time_unit", "bytes_unit", "format_bytes", "format_duration", "scale",
+           "log_time_ticks"]
 
 #: (name, seconds per unit), smallest first.
 UNITS = (("s", 1.0), ("min", 60.0), ("h", 3600.0), ("d", 86400.0))
@@ -39,6 +40,43 @@ def time_unit(seconds) -> tuple[str, float]:
         if top >= _SWITCH * f:
             name, factor = n, f
     return name, factor
+
+
+#: decimal byte units, in increasing order (name, bytes)
+BYTE_UNITS = (("B", 1.0), ("kB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("PB", 1e15))
+
+
+def bytes_unit(nbytes) -> tuple[str, float]:
+    """The decimal unit to show byte counts up to ``nbytes`` (a number or an
+    array: its largest finite magnitude is used).
+
+    :returns: ``(name, factor)``: show ``x / factor`` followed by ``name``,
+        the largest unit of :data:`BYTE_UNITS` not above the magnitude
+        (``("B", 1.0)`` when nothing is finite or it is below 1 kB).
+    """
+    a = np.abs(np.asarray(nbytes, dtype=float).ravel())
+    a = a[np.isfinite(a)]
+    top = float(a.max()) if a.size else 0.0
+    name, factor = BYTE_UNITS[0]
+    for n, f in BYTE_UNITS[1:]:
+        if top >= f:
+            name, factor = n, f
+    return name, factor
+
+
+def format_bytes(x, digits: int = 3, per: str = "") -> str:
+    """One size (bytes) or rate (``per="/s"``) with its own unit of
+    :data:`BYTE_UNITS` (:func:`bytes_unit`) and ``digits`` significant
+    digits (``"224 GB"``, ``"1.70 PB"``, ``"21.5 GB/s"``); ``"-"`` for None
+    or a non-finite value."""
+    if x is None or not math.isfinite(float(x)):
+        return "-"
+    name, factor = bytes_unit(x)
+    v = float(x) / factor
+    if v == 0:
+        return f"0 {name}{per}"
+    decimals = max(0, digits - 1 - int(math.floor(math.log10(abs(v)))))
+    return f"{v:.{decimals}f} {name}{per}"
 
 
 def scale(seconds, unit: tuple[str, float]):

@@ -41,6 +41,7 @@ from procset import ProcSet
 
 from iosched.bb.model import JobRequest, bb_held
 from iosched.errors import InputError
+from iosched.sched.ioplan import DISK_SUFFIX
 from iosched.sched.placer import Allocation, Placer, Window
 from iosched.sched.profile import INF, AvailabilityProfile
 from iosched.sched.timeline import Timeline
@@ -572,6 +573,10 @@ class BurstBufferPlacer(Placer):
     def begin(self, machine) -> dict:
         """Topology and pools of ``machine`` (a :class:`~iosched.sched.machine.Machine`).
 
+        The burst-buffer nodes are the storage hosts other than the PFS and
+        the nodes' local disks (``<node>_disk``,
+        :data:`iosched.sched.ioplan.DISK_SUFFIX`).
+
         :raises InputError: no single storage host named ``pfs``, or no
             burst-buffer node besides it.
         """
@@ -579,7 +584,8 @@ class BurstBufferPlacer(Placer):
         if len(pfs) != 1:
             raise InputError(f"the platform needs exactly one storage host named {self.pfs_name!r}")
         self.pfs = pfs[0]
-        bbs = {i: n for i, n in machine.storage.items() if i != self.pfs}
+        # a node's local disk (the core's naming, DISK_SUFFIX) is no burst-buffer node
+        bbs = {i: n for i, n in machine.storage.items() if i != self.pfs and not n.endswith(DISK_SUFFIX)}
         if not bbs:
             raise InputError("the platform has no burst-buffer (storage) node besides the PFS")
         self.topology = Topology(machine.names, bbs, nodes=self.nodes, storage_choice=self.storage)

@@ -61,8 +61,9 @@ class PlanOrder:
     :param time_limit: wall-clock seconds per search, 0 = none (the artifact: 20).
     :param seed: seed of the simulation's random generator (artifact search)
         and of the legacy search's per-pass generators.
-    :param iterations, chi0, cooling: the legacy search's budget, initial
-        acceptance probability and cooling factor.
+    :param iterations: the legacy search's budget (iterations).
+    :param chi0: the legacy search's initial acceptance probability.
+    :param cooling: the legacy search's cooling factor.
     :raises InputError: an unknown ``search`` or ``evaluator``.
 
     Public state: :attr:`searches` (one summary dict per pass: ``time``,

@@ -15,6 +15,7 @@ jsonschema against :data:`~iosched.campaign.schema.CAMPAIGN_SCHEMA`; the format 
     seeds: [1, 2]
     baseline: fcfs
     timeout: 600                             # s per run
+    jobqueue: {system: slurm, jobs: 4}       # optional: the workers as batch jobs
 
 Life of a campaign (:func:`iosched.campaign.execute.run_campaign`):
 
@@ -32,9 +33,12 @@ Life of a campaign (:func:`iosched.campaign.execute.run_campaign`):
    mid-way) is removed and the run executed again.
 4. The runs execute on Dask (:func:`~iosched.campaign.execute.execute_run` per run): a local cluster
    bound to 127.0.0.1 whose workers are threads of this process (each run's
-   work happens in its own scheduler and engine processes), or an existing
-   distributed scheduler (``cluster=ADDRESS``; the output folder must then be
-   on a file system shared with the workers).
+   work happens in its own scheduler and engine processes), an existing
+   distributed scheduler (``cluster=ADDRESS``), or workers started as batch
+   jobs of Slurm or PBS (the campaign's ``jobqueue`` settings,
+   :mod:`~iosched.campaign.jobqueue`); off this machine, the campaign folder
+   and its inputs must be on a file system shared with the workers, at the
+   same path (``docs/campaigns.md``, "Running on a cluster").
 5. A run folder holds ``run.json`` (parameters, inputs with sha256, seed,
    versions), ``command.json`` and ``robin.yaml`` (from
    :func:`iosched.run.simulation.run_simulation`: the run record with the
@@ -60,6 +64,7 @@ Modules: :mod:`~iosched.campaign.schema` (the file), :mod:`~iosched.campaign.gen
 (synthetic workloads, parts), :mod:`~iosched.campaign.inputs` (inputs, run
 specs, manifest), :mod:`~iosched.campaign.rundir` (a run folder's markers and
 metrics), :mod:`~iosched.campaign.execute` (Dask execution),
+:mod:`~iosched.campaign.jobqueue` (workers as batch jobs),
 :mod:`~iosched.campaign.refresh`, :mod:`~iosched.campaign.progress`,
 :mod:`~iosched.campaign.files` (atomic writes, hashes) and
 :mod:`~iosched.campaign.cli` (``iosched campaign``).

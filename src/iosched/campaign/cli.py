@@ -11,6 +11,7 @@ import click
 
 from iosched.analysis.campaign import campaign_table, write_table
 from iosched.campaign.execute import run_campaign
+from iosched.campaign.jobqueue import jobqueue_settings
 from iosched.campaign.refresh import refresh_metrics
 from iosched.campaign.rundir import DONE
 from iosched.campaign.schema import Campaign, load_campaign
@@ -65,6 +66,15 @@ def _refresh_command(camp: Campaign, progress: bool, table: bool) -> None:
 @click.option("--cluster", default=None, metavar="ADDRESS",
               help="Use an existing dask.distributed scheduler (e.g. tcp://host:8786) "
                    "instead of a local cluster.")
+@click.option("--jobqueue", "jobqueue", default=None, metavar="SYSTEM",
+              help="Start the workers as batch jobs of SYSTEM (slurm or pbs; needs "
+                   "dask-jobqueue); overrides the file's 'jobqueue' system.")
+@click.option("--jobs", type=int, default=None,
+              help="Batch jobs kept running, one worker each (default: the file's, else 1).")
+@click.option("--jobqueue-option", "jobqueue_options", multiple=True, metavar="KEY=VALUE",
+              help="A setting of the batch jobs: cores, memory, walltime, queue, account, "
+                   "interface, python, job_name, local_directory, log_directory, "
+                   "job_extra_directives, job_script_prologue (repeatable); overrides the file's.")
 @click.option("--output", "-o", default=None, type=click.Path(file_okay=False),
               help="Output folder (default: the file's 'output').")
 @click.option("--retry-failed", is_flag=True, help="Re-run the runs that failed before.")
@@ -83,8 +93,8 @@ def _refresh_command(camp: Campaign, progress: bool, table: bool) -> None:
               help="Simulate nothing: recompute the metrics of the finished runs (done.json) "
                    "from their out_*.csv with the current code, rewrite metrics.json, "
                    "done.json and the table.")
-def campaign_command(file, workers, cluster, output, retry_failed, progress, table, engine,
-                     in_process, refresh_metrics):
+def campaign_command(file, workers, cluster, jobqueue, jobs, jobqueue_options, output,
+                     retry_failed, progress, table, engine, in_process, refresh_metrics):
     """Run or resume a campaign: platforms x workloads x schedulers x seeds.
 
     Finished runs (done.json) are skipped, failed runs (failed.json) are
@@ -95,16 +105,28 @@ def campaign_command(file, workers, cluster, output, retry_failed, progress, tab
     With --refresh-metrics nothing is simulated: the metrics of the finished
     runs are recomputed from their output files; exit status 1 when some
     finished runs have missing or unreadable outputs (each listed).
+
+    Where the runs execute: --cluster ADDRESS, else --jobqueue SYSTEM, else
+    --workers N (local), else the file's 'jobqueue' section, else locally.
     """
     if progress is None:
         progress = sys.stderr.isatty()
+    batch = (("--jobqueue", jobqueue is not None), ("--jobs", jobs is not None),
+             ("--jobqueue-option", bool(jobqueue_options)))
     if refresh_metrics:
         given = [name for name, value in (("--workers", workers is not None),
                                           ("--cluster", cluster is not None),
-                                          ("--retry-failed", retry_failed)) if value]
+                                          ("--retry-failed", retry_failed), *batch) if value]
         if given:
             click.echo(f"Error: --refresh-metrics runs no simulation (in-process, no Dask): "
                        f"{' and '.join(given)} cannot be used with it", err=True)
+            sys.exit(2)
+    for other, value in (("--cluster", cluster is not None), ("--workers", workers is not None)):
+        given = [name for name, v in batch if v]
+        if value and given:
+            where = "an existing Dask scheduler" if other == "--cluster" else "local workers"
+            click.echo(f"Error: {other} cannot be used with {' and '.join(given)}: the runs go "
+                       f"to {where} or to batch jobs, not both", err=True)
             sys.exit(2)
     try:
         camp = load_campaign(file, output=output)
@@ -117,6 +139,9 @@ def campaign_command(file, workers, cluster, output, retry_failed, progress, tab
             camp = dataclasses.replace(camp, engine=engine)
         if in_process is not None:
             camp = dataclasses.replace(camp, in_process=in_process)
+        if not refresh_metrics:
+            camp = dataclasses.replace(camp, jobqueue=jobqueue_settings(
+                camp.jobqueue, jobqueue, jobqueue_options, jobs))
         if camp.in_process and camp.engine != "embedded" and not refresh_metrics:
             raise InputError(f"--in-process: the scheduler runs inside the embedded engine only, "
                              f"not with engine {camp.engine!r}")

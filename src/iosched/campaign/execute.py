@@ -26,6 +26,7 @@ from pathlib import Path
 from iosched.batsim.outputs import BATSIM_VERSION
 from iosched.campaign.files import write_json
 from iosched.campaign.inputs import prepare_runs, write_manifest
+from iosched.campaign.jobqueue import start_jobqueue_cluster
 from iosched.campaign.progress import Progress
 from iosched.campaign.rundir import DONE, FAILED, failure_reason, run_metrics, run_status, save_run_metrics
 from iosched.campaign.schema import Campaign
@@ -192,11 +193,19 @@ def _distributed(name: str):
     return getattr(module, name)
 
 
-def _start_client(workers: int | None, cluster: str | None):
-    """A dask.distributed Client: on *cluster* (an address) or on a new local
-    cluster of *workers* thread workers of this process (in-process transport;
-    the only sockets are the HTTP servers distributed always starts for its
-    scheduler and workers, bound to loopback on free ports)."""
+def _start_client(workers: int | None, cluster: str | None, jobqueue: dict | None = None):
+    """A dask.distributed Client and the cluster to close after it (or None).
+
+    On *cluster* (an address); else on a cluster whose workers are batch jobs
+    (*jobqueue*: settings of :func:`iosched.campaign.jobqueue.jobqueue_settings`,
+    :func:`~iosched.campaign.jobqueue.start_jobqueue_cluster`); else on a new
+    local cluster of *workers* thread workers of this process (in-process
+    transport; the only sockets are the HTTP servers distributed always starts
+    for its scheduler and workers, bound to loopback on free ports).
+
+    :raises InputError: unreachable *cluster*, a jobqueue that cannot start,
+        a local cluster that cannot start (one line).
+    """
     Client, LocalCluster = _distributed("Client"), _distributed("LocalCluster")
 
     for name in ("distributed", "distributed.core", "distributed.worker", "distributed.scheduler",
@@ -207,6 +216,14 @@ def _start_client(workers: int | None, cluster: str | None):
             return Client(cluster, timeout="20s"), None
         except (OSError, TimeoutError, ValueError) as e:
             raise InputError(f"--cluster {cluster}: cannot connect: {one_line(e)}") from None
+    if jobqueue:
+        jc = start_jobqueue_cluster(jobqueue)
+        try:
+            return Client(jc, timeout="20s"), jc
+        except (OSError, TimeoutError, ValueError) as e:
+            jc.close()
+            raise InputError(f"jobqueue {jobqueue['system']}: cannot connect to its scheduler: "
+                             f"{one_line(e)}") from None
     n = workers or os.cpu_count() or 1
     # Thread workers in this process talk over Dask's in-process transport:
     # nothing listens on any network interface.
@@ -225,15 +242,18 @@ def run_campaign(campaign: Campaign, workers: int | None = None, cluster: str | 
     """Run (or resume) a campaign on Dask; see :mod:`iosched.campaign`.
 
     :param workers: local cluster size (default: number of cores); ignored
-        with *cluster*.
+        with *cluster*; given, the runs execute locally even when the
+        campaign has a ``jobqueue``.
     :param cluster: address of an existing distributed scheduler
-        (``tcp://host:8786``), or None for a local cluster.
+        (``tcp://host:8786``), or None: the campaign's ``jobqueue`` (workers
+        started as batch jobs, :mod:`iosched.campaign.jobqueue`) when it has
+        one and *workers* is None, else a local cluster.
     :param retry_failed: also re-run the runs that have ``failed.json``.
     :param progress: show a tqdm progress bar on stderr.
     :param echo: callable(str) for status lines (default: nothing).
     :returns: a :class:`CampaignResult` (failures are in it, not raised).
     :raises InputError: bad inputs (see :func:`prepare_runs`), unreachable
-        cluster, bad *workers*.
+        cluster, a jobqueue whose jobs cannot be submitted, bad *workers*.
     """
     echo = echo or (lambda s: None)
     if workers is not None and workers < 1:
@@ -264,7 +284,12 @@ def run_campaign(campaign: Campaign, workers: int | None = None, cluster: str | 
     try:
         with signals_raise(INTERRUPT_SIGNALS):
             as_completed = _distributed("as_completed")
-            client, lc = _start_client(workers, cluster)
+            jobqueue = campaign.jobqueue if cluster is None and workers is None else None
+            if jobqueue:
+                echo(f"campaign {campaign.name}: jobqueue {jobqueue['system']}: submitting "
+                     f"{jobqueue['jobs']} job(s) of one worker with {jobqueue['cores']} "
+                     f"thread(s)")
+            client, lc = _start_client(workers, cluster, jobqueue)
             nthreads = max(1, sum(client.nthreads().values()))
             futures = client.map(execute_run, todo, key=[f"iosched-run-{r['id']}" for r in todo],
                                  pure=False)

@@ -16,9 +16,11 @@ from pathlib import Path
 import jsonschema
 
 from iosched.campaign.files import slug
+from iosched.campaign.jobqueue import JOBQUEUE_SCHEMA, check_settings, jobqueue_settings
 from iosched.engine.platform import validate_platform
 from iosched.engine.workload import load_workload
 from iosched.errors import InputError, one_line
+from iosched.paths import CAMPAIGNS_DIR
 from iosched.run.robin import load_yaml_mapping
 from iosched.schedulers.registry import check_options, resolve
 
@@ -111,6 +113,7 @@ CAMPAIGN_SCHEMA: dict = {
         "engine_args": {"type": "array", "items": {"type": "string"}},
         "in_process": {"type": "boolean"},
         "tau": {"type": "number", "exclusiveMinimum": 0},
+        "jobqueue": JOBQUEUE_SCHEMA,
     },
 }
 
@@ -172,8 +175,10 @@ class Campaign:
     arguments of every run (e.g. ``--enable-dynamic-jobs``); ``in_process``:
     run each scheduler inside the embedded engine's process
     (:func:`iosched.run.simulation.run_simulation`'s ``in_process``; not
-    part of a run's identity: the outputs are the same); ``raw``: the
-    file's mapping.
+    part of a run's identity: the outputs are the same); ``jobqueue``: the
+    file's ``jobqueue`` section with its defaults (the batch system that
+    starts the Dask workers, :mod:`iosched.campaign.jobqueue`; not part of a
+    run's identity) or None; ``raw``: the file's mapping.
     """
 
     path: Path
@@ -191,6 +196,7 @@ class Campaign:
     raw: dict = field(repr=False, default_factory=dict)
     engine_args: list = field(default_factory=list)
     in_process: bool = False
+    jobqueue: dict | None = None
 
 
 def load_campaign(path, output=None) -> Campaign:
@@ -209,7 +215,8 @@ def load_campaign(path, output=None) -> Campaign:
         (:func:`iosched.schedulers.registry.check_options`), a missing input
         file, a workload file or a platform file that the engine would refuse
         (:func:`iosched.engine.workload.load_workload`,
-        :func:`iosched.engine.platform.validate_platform`).
+        :func:`iosched.engine.platform.validate_platform`), a bad value in the
+        ``jobqueue`` section (:func:`iosched.campaign.jobqueue.check_settings`).
     """
     p, data = load_yaml_mapping(path, "campaign file",
                                 "the fields name, platforms, workloads, schedulers")
@@ -319,16 +326,20 @@ def load_campaign(path, output=None) -> Campaign:
     if in_process and engine != "embedded":
         raise InputError(f"{p}: field in_process: the scheduler runs inside the embedded engine "
                          f"only, not with engine {engine!r}")
+    jobqueue = data.get("jobqueue")
+    if jobqueue is not None:
+        check_settings(jobqueue, lambda key: f"{p}: field jobqueue.{key}")
     if output is not None:
         out = Path(os.fspath(output)).expanduser().resolve()
     elif "output" in data:
         out = rel(data["output"]).resolve()
     else:
-        out = (Path.cwd() / "results" / "campaigns" / data["name"]).resolve()
+        out = (Path.cwd() / CAMPAIGNS_DIR / data["name"]).resolve()
     return Campaign(
         path=p.resolve(), base_dir=base, name=data["name"], output=out,
         platforms=platforms, workloads=workloads, schedulers=schedulers, seeds=seeds,
         baseline=baseline, timeout=float(data["timeout"]) if "timeout" in data else None,
         engine=engine, tau=float(data.get("tau", 600.0)), raw=data,
         engine_args=list(data.get("engine_args", [])), in_process=in_process,
+        jobqueue=jobqueue_settings(jobqueue),
     )

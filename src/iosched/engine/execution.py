@@ -423,7 +423,7 @@ class ExecutionMixin:
         the job succeeds now. Measured on g8 (KTH-SP2,
         parallel_homogeneous): 26 exact ties that the real Batsim's timeout
         won succeed here (72 jobs ended in another state before this rule);
-        README "Known differences".
+        docs/engine.md, "Known differences".
         """
         if j.actor is None:
             return False  # no physics: a delay job's timers decide

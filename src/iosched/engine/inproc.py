@@ -154,8 +154,8 @@ def wire_copy(obj):
     infinities included). Anything else (a tuple, a numpy number, a
     subclass, a non-string key, a cycle) goes through the text.
 
-    :raises TypeError, ValueError: as ``json.dumps`` (a value JSON cannot
-        encode, a circular reference).
+    :raises TypeError: as ``json.dumps`` (a value JSON cannot encode).
+    :raises ValueError: as ``json.dumps`` (a circular reference).
     """
     try:
         return _plain_copy(obj, 0)

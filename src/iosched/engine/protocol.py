@@ -604,7 +604,7 @@ class ProtocolMixin:
             else:
                 # it ended before the kill: Batsim 4.2.1 gives no progress
                 # for it, but pybatsim 3.2.1 indexes job_progress by every
-                # id once the object is not empty (README "Known differences")
+                # id once the object is not empty (docs/engine.md, "Known differences")
                 progress[j.id] = {"profile_name": j.profile, "progress": 1.0}
         self._post(self.now, self.L_mm, P_KILLED, (ids, progress, killed))
 

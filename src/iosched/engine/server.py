@@ -262,6 +262,9 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
         except Exception as exc:  # SimGrid raises a generic error on bad XML
             msg = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
             raise InputError(f"{self.cfg.platform}: SimGrid cannot load the platform: {msg}") from None
+        # routes of Floyd and Dijkstra zones exist once the zones are sealed
+        # (SimGrid seals at run; sealing twice is a no-op): the latencies below need them
+        e.netzone_root.seal()
         self.engine = e
         hosts = list(e.all_hosts)
         # Batsim 4.2.1 (load_workloads_and_workflows, src/batsim.cpp): with
@@ -318,7 +321,9 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
     def run(self) -> dict:
         """Run the simulation and write the outputs; returns summary counts.
 
-        :raises InputError, ProtocolError, SchedulerTimeout: see class doc.
+        :raises InputError: bad input (see class doc).
+        :raises ProtocolError: a bad scheduler request (see class doc).
+        :raises SchedulerTimeout: no reply in time (see class doc).
         """
         t0 = time.perf_counter()
         self._setup_simgrid()

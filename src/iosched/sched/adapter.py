@@ -41,11 +41,12 @@ from batsim.batsim import BatsimScheduler
 
 from iosched.errors import InputError
 from iosched.sched.core import Scheduler
-from iosched.sched.executor import Executor, Plan, state_name
+from iosched.sched.executor import Executor, state_name
 from iosched.sched.ioplan import INPUTS, PERIODIC, STATIC, Rules, plan_for, unserved
 from iosched.sched.iojob import NO_IO, read_io
 from iosched.sched.machine import Machine
-from iosched.sched.options import check_declared
+from iosched.sched.iorecord import IORecorder
+from iosched.sched.options import IO_RECORD, check_declared, with_core
 
 __all__ = ["PybatsimScheduler", "state_name"]
 
@@ -86,8 +87,15 @@ class PybatsimScheduler(BatsimScheduler):
 
     def __init__(self, options=None):
         super().__init__(dict(options or {}))
-        check_declared(self.options, self.OPTIONS, f"scheduler {type(self).__name__}")
+        check_declared(self.options, with_core(self.OPTIONS), f"scheduler {type(self).__name__}")
         self.executor = Executor(self, dynamic=self.DYNAMIC_JOBS)
+        folder = self.options.get(IO_RECORD)
+        if folder is not None and not isinstance(folder, str):
+            raise InputError(f"scheduler {type(self).__name__}: option {IO_RECORD}: expected a "
+                             f"folder path or null, got {folder!r}")
+        #: the I/O record (:class:`~iosched.sched.iorecord.IORecorder`), or None
+        self.io_record = IORecorder(folder) if folder else None
+        self.executor.record = self.io_record
         self._for_core = True
         self._io: dict = {}          # job id -> IOJob, from submission to start
         self.core: Scheduler = self.make_core(self.options)
@@ -174,24 +182,43 @@ class PybatsimScheduler(BatsimScheduler):
         """The PFS's resource id (default: the storage host named ``"pfs"``), or None."""
         return None
 
-    def run_plan(self, running) -> Plan | None:
-        """How a started job runs: :func:`iosched.sched.ioplan.plan_for` of
-        its I/O model (read at submission) and :meth:`allocation`, with the
-        family's :attr:`RULES`."""
+    def io_holds(self, running, io) -> tuple:
+        """What the family reserves for a started job beyond its nodes and
+        burst buffers, for the I/O record only
+        (:mod:`iosched.sched.iorecord`): ``(kind, node, amount, unit)``
+        tuples, e.g. ``(BANDWIDTH, "", 2e9, "bytes/s")`` (default: none)."""
+        return ()
+
+    def io_capacity(self, kind: str):
+        """The total of a hold ``kind`` (bytes per burst-buffer node,
+        bytes/s of the I/O bandwidth), for the I/O record, or None when the
+        family does not say (default)."""
+        return None
+
+    def run_plan(self, running) -> tuple:
+        """How a started job runs: ``(io, allocation, plan)``, its I/O model
+        (read at submission), :meth:`allocation` and
+        :func:`iosched.sched.ioplan.plan_for` of both with the family's
+        :attr:`RULES`."""
         io = self._io.pop(running.job.id, None)
         if io is None:
             io = read_io(getattr(running.job.batsim, "json_dict", None) or {}, f"job {running.job.id}")
         alloc = self.allocation(running, io)
         machine = self.core.machine
-        return plan_for(io, alloc, running, storage=machine.storage if machine is not None else {},
-                        pfs=self.pfs_id(), rules=self.RULES)
+        return io, alloc, plan_for(io, alloc, running,
+                                   storage=machine.storage if machine is not None else {},
+                                   pfs=self.pfs_id(), rules=self.RULES)
 
     def launch(self, running) -> None:
         """Run a started job (a :class:`~iosched.sched.job.RunningJob`) by
         its :meth:`run_plan` (:meth:`Executor.start
-        <iosched.sched.executor.Executor.start>`); a static EXECUTE_JOB is
-        sent at the end of the pass."""
-        self.executor.start(running, self.run_plan(running))
+        <iosched.sched.executor.Executor.start>`; a static EXECUTE_JOB is
+        sent at the end of the pass), recorded when the I/O record is on."""
+        io, alloc, plan = self.run_plan(running)
+        if self.io_record is not None:
+            self.io_record.job_started(running, io, alloc, plan, self.io_holds(running, io),
+                                       self.io_capacity)
+        self.executor.start(running, plan)
 
     def after_pass(self, now: float) -> None:
         """Called after each scheduling pass, before the executor's own
@@ -245,6 +272,8 @@ class PybatsimScheduler(BatsimScheduler):
             self.logger.warning("nb_compute_resources=%s but %d compute resources listed",
                                 self.bs.nb_compute_resources, len(machine.compute))
         self.core.begin(machine, self.bs.time())
+        if self.io_record is not None:
+            self.io_record.begin(machine)
         self.logger.info("%s on compute resources %s", type(self).__name__, machine.compute)
 
     def onAfterBatsimInit(self):
@@ -261,7 +290,10 @@ class PybatsimScheduler(BatsimScheduler):
         jid = self.completed_id(job)
         if jid is not None:
             self._core_event()
-            self.core.end(jid, self.completed_state(job, jid), self.bs.time())
+            state = self.completed_state(job, jid)
+            if self.io_record is not None:
+                self.io_record.job_ended(jid, self.bs.time(), state)
+            self.core.end(jid, state, self.bs.time())
 
     def onJobsKilled(self, jobs):
         """JOB_KILLED: free the resources of the jobs still held."""
@@ -269,6 +301,8 @@ class PybatsimScheduler(BatsimScheduler):
             jid = self.completed_id(job)
             if jid is not None:
                 self._core_event()
+                if self.io_record is not None:
+                    self.io_record.job_ended(jid, self.bs.time(), state_name(job))
                 self.core.kill(jid, self.bs.time())
 
     def onRequestedCall(self):
@@ -298,5 +332,8 @@ class PybatsimScheduler(BatsimScheduler):
         executor.after_pass(now)
 
     def onSimulationEnds(self):
-        """SIMULATION_ENDS: the core logs its summary."""
+        """SIMULATION_ENDS: the core logs its summary; the I/O record is
+        written (option ``io_record``)."""
         self.core.finish()
+        if self.io_record is not None:
+            self.io_record.write()

@@ -16,7 +16,8 @@ anything runs instead of being ignored:
   ``seed_option``.
 
 A class whose ``OPTIONS`` is None (the default) declares nothing and its
-options are not checked.
+options are not checked. Every scheduler of the core also accepts
+:data:`CORE_OPTIONS` (:func:`with_core`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,22 @@ from collections.abc import Mapping
 
 from iosched.errors import InputError
 
-__all__ = ["check_declared"]
+__all__ = ["check_declared", "CORE_OPTIONS", "IO_RECORD", "with_core"]
+
+#: Option of every core scheduler: the folder where it writes its I/O record
+#: (:mod:`iosched.sched.iorecord`); absent, null or "": no record.
+IO_RECORD = "io_record"
+#: The options every scheduler built on the core accepts, besides its own.
+CORE_OPTIONS = {
+    IO_RECORD: "folder where the scheduler writes its I/O record (io_phases.csv, io_holds.csv, "
+               "io_inputs.csv; docs/outputs.md); null: none",
+}
+
+
+def with_core(declared: Mapping | None) -> dict | None:
+    """A scheduler's declared options plus :data:`CORE_OPTIONS` (None stays
+    None: nothing is checked)."""
+    return None if declared is None else {**declared, **CORE_OPTIONS}
 
 
 def check_declared(options: Mapping, declared: Mapping | None, where: str) -> None:

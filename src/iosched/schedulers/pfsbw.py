@@ -84,7 +84,8 @@ from iosched.pfsbw.policy import SlurmBackfill
 from iosched.pfsbw.trackers import POOL, AdaptiveTracker, IoAwareTracker, NodeTracker
 from iosched.sched.adapter import PybatsimScheduler, state_name
 from iosched.sched.core import Scheduler, plain_job
-from iosched.sched.ioplan import STATIC
+from iosched.sched.ioplan import STATIC, disk_host
+from iosched.sched.iorecord import BANDWIDTH
 from iosched.sched.iojob import read_io
 from iosched.sched.orders import fcfs
 
@@ -304,12 +305,15 @@ class Pfsbw(PybatsimScheduler):
             self._needs_cache[key] = storage_needs(profiles, key[1])
         return self._needs_cache[key]
 
-    def storage_mapping(self, batsim_job):
+    def storage_mapping(self, batsim_job, io=None):
         """The ``storage_mapping`` EXECUTE_JOB must carry for this job, or
         None when Batsim needs none: a ``data_staging`` step, or storage
-        labels on a platform without exactly one storage host. Each label is
-        mapped to the storage host of that name when there is one, else to
-        the storage host of the lowest id.
+        labels on a platform without exactly one storage host. A label that
+        is one of the job's input files (``io.inputs``, :class:`IOJob`
+        ``io``) is mapped as the core maps it: to the disk of the input's
+        first copy, or the PFS (:func:`iosched.sched.ioplan.disk_host`);
+        another label to the storage host of that name when there is one,
+        else to the storage host of the lowest id.
 
         :raises InputError: the profile uses storage and the platform has no
             storage host.
@@ -324,7 +328,8 @@ class Pfsbw(PybatsimScheduler):
         if len(storage) == 1 and not staging:
             return None     # Batsim uses the only storage host
         first = min(storage)
-        return {label: self._storage_ids.get(label, first) for label in labels}
+        copies = {f.file: disk_host(f.copies[0]) for f in io.inputs} if io is not None else {}
+        return {label: self._storage_ids.get(copies.get(label, label), first) for label in labels}
 
     def _read_job(self, batsim_job) -> tuple:
         nodes = self.core.machine.nodes
@@ -347,13 +352,25 @@ class Pfsbw(PybatsimScheduler):
         with exactly one storage host, never). Jobs that would need both
         were rejected at submission."""
         job = running.job.batsim
-        sm = self.storage_mapping(job)
+        sm = self.storage_mapping(job, io)
         if job.requested_resources < len(running.resources):
             assert sm is None, f"job {job.id}: mapping and storage_mapping (should have been rejected)"
             return running.allocation.with_io(mapping={str(i): i for i in range(job.requested_resources)})
         if sm is not None:
             return running.allocation.with_io(storage_mapping=sm)
         return running.allocation
+
+    def io_holds(self, running, io) -> tuple:
+        """For the I/O record: the job's estimated throughput ``r_j``
+        (bytes/s) when it starts, what the io-aware and adaptive trackers
+        hold against the limit (Goponenko et al., Algorithm 2; 0 while
+        its variety is untrained)."""
+        return ((BANDWIDTH, "", self.rate(running.job), "bytes/s"),)
+
+    def io_capacity(self, kind: str):
+        """For the I/O record: the limit ``R_limit`` (bytes/s) for the
+        throughput estimates."""
+        return self.limit if kind == BANDWIDTH else None
 
     def onJobCompletion(self, job):
         """JOB_COMPLETED: a successful job teaches the estimator its

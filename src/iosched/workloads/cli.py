@@ -5,7 +5,8 @@ log into a Batsim workload with :func:`iosched.workloads.convert.swf_to_batsim`
 and prints what it kept and dropped.  Without SWF it reads the KTH-SP2 trace
 from the shared data folder, ``<repo>/../shared/data/KTH-SP2-1996-2.1-cln.swf``
 (``<repo>`` found from this package's location, else from the current
-directory; :func:`iosched.workloads.default_swf.find_default_swf`).
+directory), else the copy shipped with the package
+(:func:`iosched.workloads.default_swf.find_default_swf`).
 The other kinds of ``iosched workload`` are listed in
 :data:`iosched.cli.KINDS`.  Errors are one line on stderr and a non-zero
 exit status.
@@ -28,8 +29,8 @@ __all__ = ["swf_command", "swf_and_out"]
 
 def swf_and_out(paths, command: str, out: str = "OUT.json") -> tuple:
     """``(swf, out)`` of a generator's ``[SWF] OUT`` arguments: the SWF given,
-    or the shared KTH-SP2 trace
-    (:func:`~iosched.workloads.default_swf.find_default_swf`).
+    or the default KTH-SP2 trace (the shared one, else the copy shipped with
+    iosched: :func:`~iosched.workloads.default_swf.find_default_swf`).
 
     :param paths: the one or two command-line arguments (strings).
     :param command: the command's name, quoted in the error.
@@ -64,7 +65,7 @@ def swf_and_out(paths, command: str, out: str = "OUT.json") -> tuple:
 @click.option("--use-allocated", is_flag=True,
               help="res = allocated processors, as Batsim's converter [default: requested processors]")
 def swf_command(paths, nb_res, first, start, end, profile_type, speed, walltime_factor, use_allocated):
-    """Convert SWF (default: the shared KTH-SP2 trace) to a Batsim workload OUT.json.
+    """Convert SWF (default: the KTH-SP2 trace, shared or shipped) to a Batsim workload OUT.json.
 
     Jobs that cannot run on NB_RES resources or have no run time are dropped;
     the counts per reason are printed. SWF may be gzip-compressed (.swf.gz).

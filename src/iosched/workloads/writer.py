@@ -64,8 +64,8 @@ def write_workload(workload, path) -> Path:
     to ``path`` (UTF-8); returns the Path.
 
     :raises OSError: the file cannot be written.
-    :raises TypeError, ValueError: the dict holds values JSON cannot encode
-        (NaN or infinity included).
+    :raises TypeError: the dict holds values JSON cannot encode.
+    :raises ValueError: the dict holds NaN or infinity.
     """
     path = Path(path)
     path.write_text(dump_workload(workload), encoding="utf-8")

@@ -379,7 +379,7 @@ def campaign_workload(seed: int = 0, swf: str = "default", first: Optional[int] 
               show_default=True, help="I/O bandwidth of the compute-time correction, MB/s")
 def workload_command(paths, seed, first, parts, part_days, cap, bandwidth):
     """Burst-buffer workload (Kopanski & Rzadca, Euro-Par 2021) of an SWF log
-    (default: the shared KTH-SP2 trace) for platforms/dragonfly96.xml.
+    (default: the KTH-SP2 trace, shared or shipped) for platforms/dragonfly96.xml.
 
     Writes OUT (a Batsim workload JSON), or with --parts the files
     OUT/part-00.json ... Each job gets a burst-buffer request per node, a

@@ -65,10 +65,10 @@ import click
 from iosched.errors import InputError
 from iosched.experiments.bb import workload as W
 from iosched.experiments.common import calibrate, side_by_side, write_result
-from iosched.paths import REPO_ROOT
+from iosched.paths import PLATFORMS_DIR, RESULTS_DIR, SCHEDULERS_DIR
 from iosched.run.result import RunError
 from iosched.run.simulation import run_simulation
-from iosched.workloads.default_swf import find_default_swf
+from iosched.workloads.default_swf import DEFAULT_SWF_HELP, find_default_swf
 
 BUCKETS = ((1, 5), (6, 10), (11, 20), (21, 50), (51, 100), (101, 200), (201, 10 ** 9))
 
@@ -106,7 +106,7 @@ def _run(platform, workload, policy, out, timeout, stats=None, encoding="phases"
         opts["stats"] = str(stats)
     c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    run_simulation(platform, workload, str(REPO_ROOT / "schedulers" / "burstbuffer.py"), out,
+    run_simulation(platform, workload, str(SCHEDULERS_DIR / "burstbuffer.py"), out,
                    options=opts, timeout=timeout,
                    engine_args=["--rusage-file", str(rusage), *engine_args])  # + --enable-dynamic-jobs (runner)
     wall = time.perf_counter() - t0
@@ -210,7 +210,7 @@ def _full_side_by_side(platform, swf, policy, out_dir, reference, rounds, keep=N
 
 @click.command(name="bb")
 @click.option("--swf", type=click.Path(dir_okay=False), default=None,
-              help="SWF trace [default: ../shared/data/KTH-SP2-1996-2.1-cln.swf]")
+              help=f"SWF trace [default: {DEFAULT_SWF_HELP}]")
 @click.option("--jobs", "nb_jobs", type=click.IntRange(min=1), default=1000, show_default=True)
 @click.option("--plan-jobs", type=click.IntRange(min=0), default=200, show_default=True,
               help="jobs of the plan-2 decision-time run (0: skip it)")
@@ -229,13 +229,13 @@ def _full_side_by_side(platform, swf, policy, out_dir, reference, rounds, keep=N
 @click.option("--skip-1000", is_flag=True, help="skip the sjf-bb run on the first jobs")
 @click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True,
               help="sjf-bb runs per encoding (alternated; the median is reported)")
-@click.option("--output", type=click.Path(file_okay=False), default=str(REPO_ROOT / "results" / "bench"),
+@click.option("--output", type=click.Path(file_okay=False), default=str(RESULTS_DIR / "bench"),
               show_default=True)
 def bench_command(swf, nb_jobs, plan_jobs, full_policies, full_cap, reference, full_rounds, keep,
                   skip_1000, repeat, output):
     """Time sjf-bb on the first KTH jobs (per-phase and composed encodings,
     alternated, medians), plan-2's decisions, and whole-log runs."""
-    platform = REPO_ROOT / "platforms" / "dragonfly96.xml"
+    platform = PLATFORMS_DIR / "dragonfly96.xml"
     load0 = round(os.getloadavg()[0], 2)
     res = {"benchmark": f"bb_kth{nb_jobs}_sjf-bb", "platform": "dragonfly96",
            "workload": f"iosched.experiments.bb.workload.generate(KTH-SP2, seed=1), first {nb_jobs} jobs",

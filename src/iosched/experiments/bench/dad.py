@@ -29,7 +29,7 @@ import click
 
 from iosched.clicommon import OneLineErrorCommand
 from iosched.experiments.dad.reproduction import scale
-from iosched.paths import REPO_ROOT
+from iosched.paths import RESULTS_DIR
 from iosched.workloads.default_swf import find_default_swf
 
 
@@ -39,8 +39,8 @@ from iosched.workloads.default_swf import find_default_swf
               help="result file (default results/bench/dad_512.json)")
 def bench_command(jobs, out):
     """Time the data-aware dispatchers on 512 NUSA nodes (and 64)."""
-    path = Path(out) if out else REPO_ROOT / "results" / "bench" / "dad_512.json"
+    path = Path(out) if out else RESULTS_DIR / "bench" / "dad_512.json"
     with tempfile.TemporaryDirectory(prefix="iosched-bench-dad-") as t:
-        scale(Path(t), REPO_ROOT / "results" / "dad", find_default_swf(), ((64, 2000), (512, jobs)), bench=path)
+        scale(Path(t), RESULTS_DIR / "dad", find_default_swf(), ((64, 2000), (512, jobs)), bench=path)
     click.echo(json.dumps(json.loads(path.read_text()), indent=2, sort_keys=True))
     click.echo(f"written to {path}")

@@ -71,12 +71,12 @@ from iosched.engine.server import import_simgrid
 from iosched.errors import InputError
 from iosched.experiments.common import calibrate, cpu_times, steal_share, write_result
 from iosched.experiments.platforms import cluster_xml
-from iosched.paths import REPO_ROOT
+from iosched.paths import RESULTS_DIR
 from iosched.run.result import RunError
 from iosched.run.simulation import run_simulation
 from iosched.workloads.convert import swf_to_batsim
 from iosched.workloads.writer import dump_workload
-from iosched.workloads.default_swf import find_default_swf
+from iosched.workloads.default_swf import DEFAULT_SWF_HELP, find_default_swf
 
 REFERENCE = {
     "delay": {"wall_s": 20.0, "max_rss_mb": 184.0},
@@ -86,7 +86,7 @@ REFERENCE = {
 
 @click.command(name="kth")
 @click.option("--swf", type=click.Path(dir_okay=False), default=None,
-              help="SWF trace [default: ../shared/data/KTH-SP2-1996-2.1-cln.swf]")
+              help=f"SWF trace [default: {DEFAULT_SWF_HELP}]")
 @click.option("--profiles", type=click.Choice(["delay", "parallel_homogeneous"]), default="delay",
               show_default=True)
 @click.option("--nb-res", type=click.IntRange(min=1), default=100, show_default=True)
@@ -103,7 +103,7 @@ REFERENCE = {
               show_default=True,
               help="batsim: the real Batsim on PATH (no engine rusage); the result file is "
                    "kth_full_<profiles>_batsim.json")
-@click.option("--output", type=click.Path(file_okay=False), default=str(REPO_ROOT / "results" / "bench"),
+@click.option("--output", type=click.Path(file_okay=False), default=str(RESULTS_DIR / "bench"),
               show_default=True)
 @click.option("--scheduler", "schedulers_", multiple=True, metavar="NAME",
               help="also time this iosched scheduler (repeatable), side by side with easyBackfill")

@@ -51,7 +51,7 @@ from iosched.experiments.common import calibrate, cpu_times, side_by_side, steal
 from iosched.experiments.listpack.workload import generate, write_workload
 from iosched.experiments.platforms import listpack_xml
 from iosched.listpack.metrics import read_phases
-from iosched.paths import REPO_ROOT
+from iosched.paths import RESULTS_DIR, SCHEDULERS_DIR
 from iosched.run.simulation import run_simulation
 
 __all__ = ["bench_run", "sweep_record", "median_run_side_by_side", "bench_command", "MEDIAN_RUN"]
@@ -66,7 +66,7 @@ SCHEDULERS = ("io-list", "io-list-bf", "io-pack-random", "io-pack-max", "io-pack
 def bench_run(platform, workload, policy: str, out: Path, io_model: str = "exclusive") -> dict:
     """One timed run; ``{"wall_s", "scheduler_s", "engine_s", "phases", "makespan_s"}``."""
     t0 = time.perf_counter()
-    run_simulation(platform, workload, str(REPO_ROOT / "schedulers" / "listpack.py"), out,
+    run_simulation(platform, workload, str(SCHEDULERS_DIR / "listpack.py"), out,
                    options={"policy": policy, "io_model": io_model, "seed": 1}, timeout=3600)
     wall = time.perf_counter() - t0
     with open(out / "out_schedule.csv") as f:
@@ -174,7 +174,7 @@ def median_run_side_by_side(reference, repeat: int, in_process: bool, keep=None)
               help="result file [default: results/bench/listpack.json, or listpack_sweep.json]")
 def bench_command(n_jobs, repeat, sweeps, record, load_log, reference, in_process, output):
     """Benchmark the listpack schedulers (module documentation)."""
-    bench = REPO_ROOT / "results" / "bench"
+    bench = RESULTS_DIR / "bench"
     if reference:
         try:
             res = median_run_side_by_side(reference, repeat, in_process)

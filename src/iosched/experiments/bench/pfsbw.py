@@ -30,7 +30,7 @@ import click
 from iosched.api import simulate
 from iosched.experiments.common import calibrate, write_result
 from iosched.experiments.pfsbw import workload as pw
-from iosched.paths import REPO_ROOT
+from iosched.paths import PLATFORMS_DIR, RESULTS_DIR
 
 GIB = pw.GIB
 #: label -> (scheduler name, options, pre-trained?)
@@ -64,8 +64,8 @@ def decision_table(passes: list) -> list:
 
 
 @click.command(name="pfsbw")
-@click.option("--out", default=str(REPO_ROOT / "results" / "bench" / "pfsbw_w2.json"), show_default=True)
-@click.option("-p", "--platform", "platform", default=str(REPO_ROOT / "platforms" / "pfsbw15.xml"),
+@click.option("--out", default=str(RESULTS_DIR / "bench" / "pfsbw_w2.json"), show_default=True)
+@click.option("-p", "--platform", "platform", default=str(PLATFORMS_DIR / "pfsbw15.xml"),
               show_default=True)
 def bench_command(out, platform):
     """Time Workload 2 with every pfsbw scheduler configuration."""

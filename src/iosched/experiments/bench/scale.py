@@ -69,12 +69,12 @@ from iosched.clicommon import OneLineErrorCommand, command_line
 from iosched.errors import InputError
 from iosched.experiments.common import calibrate, cpu_times, steal_share, write_result
 from iosched.experiments.platforms import cluster_xml
-from iosched.paths import REPO_ROOT
+from iosched.paths import RESULTS_DIR
 from iosched.procmem import PeakSampler
 from iosched.run.result import RunError
 from iosched.workloads.convert import PROFILE_TYPES, swf_to_batsim
 from iosched.workloads.writer import dump_workload
-from iosched.workloads.default_swf import find_default_swf
+from iosched.workloads.default_swf import DEFAULT_SWF_HELP, find_default_swf
 
 __all__ = ["SOURCE_NODES", "GRID_JOBS", "GRID_NODES", "GRID_NODES_FIXED", "GRID_JOBS_FIXED",
            "ROLES", "synthetic_workload", "write_inputs", "measure", "scale_command"]
@@ -308,10 +308,10 @@ def _point(tmp: Path, nb_nodes, nb_jobs, profiles, scheduler, in_process, cpu, s
               help="runs of each point (medians reported when > 1)")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--swf", type=click.Path(dir_okay=False), default=None,
-              help="source trace [default: ../shared/data/KTH-SP2-1996-2.1-cln.swf]")
+              help=f"source trace [default: {DEFAULT_SWF_HELP}]")
 @click.option("--cpu", default="auto", show_default=True, metavar="auto|none|N",
               help="CPU placement of the engine and the scheduler (iosched run --cpu)")
-@click.option("--output", type=click.Path(file_okay=False), default=str(REPO_ROOT / "results" / "bench"),
+@click.option("--output", type=click.Path(file_okay=False), default=str(RESULTS_DIR / "bench"),
               show_default=True)
 def scale_command(nb_nodes, nb_jobs, profiles, scheduler, in_process, grid, repeat, seed, swf, cpu,
                   output):

@@ -52,6 +52,7 @@ from iosched.engine.platform import read_hosts
 from iosched.errors import InputError
 from iosched.experiments.platforms import node_name
 from iosched.sched.iojob import InputFile, IOJob, to_json
+from iosched.workloads.default_swf import DEFAULT_SWF_HELP, find_default_swf
 from iosched.workloads.writer import write_workload
 
 __all__ = ["GB", "MB", "file_benchmark", "blast_shares", "blast_like", "trace_driven",
@@ -302,7 +303,7 @@ def trace_driven(swf_path, nb_nodes: int, slots: int, *, first: int = 1000, seed
         profiles[cname] = {"type": "parallel_homogeneous", "cpu": round(min(run, max_runtime) * speed), "com": 0}
         profiles[pname] = {"type": "composed", "repeat": 1, "seq": _add_reads(profiles, sets[s], n) + [cname]}
         jobs.append(_task(f"j{i}", round((sub - t0) * factor, 6), n, pname, sets[s], queue))
-    return {"description": f"trace-driven: {swf_path} first {len(rows)} jobs, {nb_nodes} nodes x {slots} "
+    return {"description": f"trace-driven: {Path(swf_path).name} first {len(rows)} jobs, {nb_nodes} nodes x {slots} "
                            f"slots, {nb_sets} file sets, seed {seed}, arrival factor {factor:.6g}",
             "nb_res": nb_nodes * slots, "jobs": jobs, "profiles": profiles}
 
@@ -395,7 +396,7 @@ WORKLOAD_KINDS = {
     "readgf": "the readgf file benchmark: 20 files of 1 GB, one task per file",
     "thput-gfpio": "the thput-gfpio file benchmark: 20 files of 1 GB, one task per file",
     "blast": "the BLAST-like benchmark",
-    "kth": "tasks of an SWF trace (--swf), scaled to the machine",
+    "kth": "tasks of an SWF trace (--swf, default the KTH-SP2 trace), scaled to the machine",
 }
 
 
@@ -410,7 +411,8 @@ def _kind_command(kind):
     @click.argument("out", type=click.Path(dir_okay=False))
     @click.option("--nodes", type=int, default=4, show_default=True)
     @click.option("--slots", type=int, default=16, show_default=True)
-    @click.option("--swf", type=click.Path(), default=None, help="SWF trace (kind kth)")
+    @click.option("--swf", type=click.Path(), default=None,
+                  help=f"SWF trace (kind kth) [default: {DEFAULT_SWF_HELP}]")
     @click.option("--first", type=int, default=1000, show_default=True)
     @click.option("--seed", type=int, default=0, show_default=True)
     @click.option("--load", type=float, default=0.9, show_default=True)
@@ -422,9 +424,8 @@ def _kind_command(kind):
         elif kind == "blast":
             w = blast_like(nb_nodes=nodes, set_bytes_n=8 * GB)
         else:
-            if swf is None:
-                raise InputError("workload kth: --swf is required")
-            w = trace_driven(swf, nodes, slots, first=first, seed=seed, load=load)
+            w = trace_driven(find_default_swf() if swf is None else swf, nodes, slots,
+                             first=first, seed=seed, load=load)
         write_workload(w, out)
     return command
 

@@ -33,6 +33,7 @@ from iosched.checks import MAX_AMOUNT, MAX_TIME, argument, check_output_file
 from iosched.errors import InputError
 from iosched.locality.planner import LJob
 from iosched.sched.iojob import Compute, InputFile, IOJob, to_json
+from iosched.workloads.cli import swf_and_out
 from iosched.workloads.swf import read_swf
 from iosched.workloads.writer import write_workload
 
@@ -301,16 +302,24 @@ def swf_records(path) -> list:
 
 @click.command(name="locality")
 @click.argument("kind", type=click.Choice(["artifact", "swf"]))
-@click.argument("input")
-@click.argument("output")
+@click.argument("paths", nargs=-1, metavar="[INPUT] OUTPUT")
 @click.option("--cores", type=int, default=20, help="cores per node")
 @click.option("--memory", type=float, default=128.0, help="GB per node (file-size rule)")
 @click.option("--window", type=float, default=800.0, help="s (file-sharing rule)")
 @click.option("--nb-res", type=int, default=9720, help="nb_res of the Batsim workload")
-def workload_command(kind, input, output, cores, memory, window, nb_res):
+@click.option("--first", type=click.IntRange(min=1), default=None,
+              help="KIND swf: keep the first N usable job records of the log")
+def workload_command(kind, paths, cores, memory, window, nb_res, first):
     """Write the Batsim workload OUTPUT of INPUT, in the artifact's format
     (KIND artifact) or an SWF log with user ids (KIND swf, the paper's
-    file-sharing and file-size rules)."""
+    file-sharing and file-size rules; without INPUT, the KTH-SP2 trace,
+    shared or shipped)."""
+    if kind == "swf":
+        input, output = swf_and_out(paths, "locality swf", "OUTPUT")
+    elif len(paths) != 2:
+        raise click.ClickException(f"locality artifact: expected INPUT OUTPUT, got {len(paths)} arguments")
+    else:
+        input, output = paths
     try:
         if nb_res < 1:
             raise InputError(f"--nb-res: expected a positive integer, got {nb_res}")
@@ -318,7 +327,7 @@ def workload_command(kind, input, output, cores, memory, window, nb_res):
         if kind == "artifact":
             jobs = read_artifact(input, cores)
         else:
-            jobs = from_swf(swf_records(input), cores, memory, window)
+            jobs = from_swf(swf_records(input)[:first], cores, memory, window)
         to_batsim(jobs, output, nb_res)
     except (InputError, OSError) as e:
         raise click.ClickException(str(e)) from None

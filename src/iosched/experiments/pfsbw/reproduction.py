@@ -41,7 +41,7 @@ from iosched.analysis.plots import new_figure, save_png
 from iosched.api import simulate
 from iosched.errors import InputError
 from iosched.experiments.pfsbw import workload as pw
-from iosched.paths import scratch
+from iosched.paths import PLATFORMS_DIR, scratch
 from iosched.schedulers.pfsbw import ESTIMATES
 from iosched.workloads.writer import write_workload
 from iosched.sched.iojob import read_io
@@ -228,7 +228,7 @@ def _markdown(t: pd.DataFrame) -> str:
 
 @click.command(name="pfsbw")
 @click.argument("out", type=click.Path(file_okay=False), default="results/pfsbw")
-@click.option("-p", "--platform", "platform", default="platforms/pfsbw15.xml", show_default=True,
+@click.option("-p", "--platform", "platform", default=str(PLATFORMS_DIR / "pfsbw15.xml"), show_default=True,
               type=click.Path(exists=True, dir_okay=False))
 @click.option("--tmp", default=str(scratch("pfsbw-reproduce")), show_default=True)
 @click.option("--workloads", default=",".join(WORKLOADS), show_default=True)
