@@ -9,11 +9,13 @@ import math
 import xml.etree.ElementTree as ET
 from types import SimpleNamespace
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
 from iosched.api import simulate
 from iosched.errors import InputError
+from iosched.experiments.listpack.reproduction import peak_demand
 from iosched.experiments.listpack.workload import generate, to_batsim, write_workload
 from iosched.experiments.platforms import cluster_xml, listpack_command, listpack_xml
 from iosched.listpack.metrics import job_table, read_phases, read_workload
@@ -206,3 +208,11 @@ def test_io_list_holds_a_job_for_bandwidth_on_the_engine(tmp_path):
                 held += 1
                 break
     assert held > 0
+
+
+def test_peak_demand_sums_the_running_jobs_bandwidths():
+    jobs = {"0": PeriodicJob(1, 1, 10.0, 10 * B), "1": PeriodicJob(1, 1, 30.0, 10 * B),
+            "2": PeriodicJob(1, 1, 10.0, 0.0)}
+    jt = pd.DataFrame({"job": ["0", "1", "2"], "start": [0.0, 5.0, 30.0], "end": [20.0, 45.0, 40.0]})
+    # beta: job 0 = 10 B / 20 s = B / 2, job 1 = 10 B / 40 s = B / 4, job 2 = 0
+    assert peak_demand(jt, jobs, B) == pytest.approx(0.75)
