@@ -128,7 +128,7 @@ from iosched.checks import MAX_AMOUNT, check_output_file
 from iosched.clicommon import OneLineErrorCommand, input_errors_one_line
 from iosched.dad.model import DISK_SUFFIX
 from iosched.errors import InputError
-from iosched.listpack.model import MIRA_BLOCK, MIRA_NODES, UNIFORM_BLOCK, UNIFORM_NODES
+from iosched.listpack.model import MIRA_BLOCK, MIRA_NODES, UNIFORM_BLOCK, UNIFORM_NODES, listpack_machine
 
 __all__ = [
     "cluster_xml",
@@ -910,13 +910,25 @@ def pfsbw_xml(nb_nodes: int = 15, node_bw: float = PFSBW_NODE_BW, pfs_bw: float 
     return "\n".join(lines) + "\n"
 
 
-def listpack_xml(nb_nodes: int) -> str:
+def listpack_xml(nb_nodes: int, link_bw: float | None = None) -> str:
     """The platform of the list-vs-pack family's campaigns (Jeannot, Pallez &
     Vidal, IJHPCA 2023; :mod:`iosched.listpack`): :func:`cluster_xml` with
-    ``nb_nodes`` resources, node links 2.4 TB/s,
-    PFS link 240 GB/s, 1 us latencies (SimGrid's TCP window would cap a flow
-    at ``gamma / (2 latency)`` otherwise)."""
-    return cluster_xml(nb_nodes, bw="2.4TBps", lat="1us", bb_bw="2.4TBps", bb_lat="1us",
+    ``nb_nodes`` resources, PFS link 240 GB/s (B, the I/O node to the file
+    system), 1 us latencies (SimGrid's TCP window would cap a flow at
+    ``gamma / (2 latency)`` otherwise) and node links of 2.4 TB/s (10 B: a
+    job alone gets B), or, with the per-node cap (issue 30), ``link_bw``
+    bytes/s (a resource's block of nodes times b:
+    :attr:`iosched.listpack.model.Machine.link_bandwidth`; Mira 16 GB/s,
+    Uniform 750 MB/s), so that a job writing from its ``r`` resources gets
+    ``min(r link_bw, B)``. Standard SimGrid XML (links only): the real Batsim
+    4.2.1 loads it.
+
+    :raises InputError: a bad ``nb_nodes`` or ``link_bw``."""
+    bw = "2.4TBps"
+    if link_bw is not None:
+        bw = f"{int(link_bw)}Bps" if isinstance(link_bw, (int, float)) and float(link_bw).is_integer() \
+            else link_bw
+    return cluster_xml(nb_nodes, bw=bw, lat="1us", bb_bw="2.4TBps", bb_lat="1us",
                        pfs={"bw": "240GBps", "lat": "1us"})
 
 
@@ -1008,14 +1020,18 @@ LISTPACK_MACHINE_RESOURCES = {"mira": MIRA_NODES // MIRA_BLOCK, "uniform": UNIFO
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--machine", type=click.Choice(sorted(LISTPACK_MACHINE_RESOURCES)), default="mira",
               show_default=True, help="Mira (96 resources of 512 nodes) or Uniform (2048 resources of one node)")
-def listpack_command(out, machine):
+@click.option("--cap/--no-cap", default=False, show_default=True,
+              help="per-node I/O cap b (Mira 31.25 MB/s per node; Uniform 750 MB/s): node links of block x b")
+def listpack_command(out, machine, cap):
     """Write the list-vs-pack campaign platform of MACHINE to OUT (:func:`listpack_xml`;
     the platform `iosched workload listpack --platform` writes)."""
+    m = listpack_machine(machine, cap=cap)
     try:
-        Path(out).write_text(listpack_xml(LISTPACK_MACHINE_RESOURCES[machine]))
+        Path(out).write_text(listpack_xml(m.resources, m.link_bandwidth))
     except OSError as exc:
         raise click.ClickException(f"{out}: cannot write: {exc.strerror or exc}") from None
-    click.echo(f"wrote {out}: {machine}, {LISTPACK_MACHINE_RESOURCES[machine]} resources")
+    link = f", node links {m.link_bandwidth:g} B/s" if cap else ""
+    click.echo(f"wrote {out}: {machine}, {m.resources} resources{link}")
 
 
 @click.command(name="pfsbw", cls=OneLineErrorCommand)

@@ -74,9 +74,7 @@ def read_workload(path) -> tuple:
             io = read_io(j, f"{path}: job {j['id']}")
             if io.nodes is None or io.periodic is None:
                 raise InputError(f"{path}: job {j['id']}: not a periodic job (io.nodes, io.periodic)")
-            p = io.periodic
-            jobs[str(j["id"])] = PeriodicJob(io.nodes, p.periods, float(p.compute), float(p.bytes),
-                                             float(j.get("x", 0.0)))
+            jobs[str(j["id"])] = PeriodicJob.of(io, float(j.get("x", 0.0)))
         return jobs, dict(data["listpack"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise InputError(f"{path}: not a listpack workload ({exc})") from None

@@ -22,7 +22,12 @@ plan (:func:`part_of`):
 * :data:`PERIODIC` (``io.periodic``): per period a ``delay`` of
   ``compute`` s on all the job's resources, then a
   ``parallel_homogeneous_pfs`` write of ``bytes`` to the PFS from its first
-  resource (``storage_mapping`` pfs -> the PFS), each write gated by
+  resource (``storage_mapping`` pfs -> the PFS) -- or, when the job has a
+  ``throughput_cap`` (the per-node cap ``Q_i b``, issue 30), ``bytes / k``
+  from each of its first ``k`` resources (all ``r``, or as many as reach
+  the file system's bandwidth, :attr:`Rules.io_bandwidth`), so that each
+  resource's link to the I/O node carries its share and the platform
+  enforces the cap -- each write gated by
   ``allocation.gate`` when the scheduler gives one (list/pack's FIFO I/O
   arbiter), else started at once (SimGrid shares the bandwidth); no
   walltime, :data:`~iosched.sched.executor.UNBOUNDED` (Jeannot, Pallez &
@@ -124,6 +129,12 @@ class Rules:
     :param float32_gb: input sizes are read as float32 GB (Gonthier et al.'s
         artifact keeps sizes in GB as float32): ``float(float32(bytes /
         1e9)) * 1e9`` bytes, a relative difference below 6e-8.
+    :param io_bandwidth: the file system's bandwidth B (bytes/s) beyond
+        which more writers add nothing: a periodic job with a
+        ``throughput_cap`` above it writes from its first ``ceil(r B /
+        cap)`` resources only (their links reach B, so the rate is the same
+        ``min(cap, B)`` and the parallel task is smaller: a 2048-node job
+        of the Uniform machine writes from 320 hosts); None: from all ``r``.
     :raises ValueError: an unknown walltime rule.
     """
 
@@ -131,6 +142,7 @@ class Rules:
     composed: bool = False
     whole_seconds: bool = False
     float32_gb: bool = False
+    io_bandwidth: Optional[float] = None
 
     def __post_init__(self):
         if self.rule is not None and self.rule not in RULES:
@@ -318,14 +330,21 @@ def _burst_buffer(io: IOJob, allocation, running, pfs, rules: Rules, sid: str) -
 def _periodic(io: IOJob, allocation, pfs: int, rules: Rules) -> Plan:
     p = io.periodic
     resources = ProcSet(allocation.resources)
-    first = ProcSet(min(resources))
     w, v = float(p.compute), float(p.bytes)
+    if io.throughput_cap is None:
+        writers = ProcSet(min(resources))
+    else:   # every node link carries its share: the platform's node links cap the job
+        r, cap = len(resources), float(io.throughput_cap)
+        k = r if rules.io_bandwidth is None or cap <= rules.io_bandwidth \
+            else min(r, math.ceil(r * rules.io_bandwidth / cap))
+        writers = ProcSet(*list(resources)[:k])
+    per_writer = v / len(writers)
     phases = []
     flows = (Flow("write", COMPUTE_TIER, PFS_TIER, pfs, v),)
     for _ in range(p.periods):
         phases.append(Phase({"type": "delay", "delay": w}, resources))
         phases.append(Phase({"type": "parallel_homogeneous_pfs", "bytes_to_read": 0.0,
-                             "bytes_to_write": v, "storage": PFS}, first,
+                             "bytes_to_write": per_writer, "storage": PFS}, writers,
                             storage_mapping={PFS: pfs}, gate=allocation.gate, flows=flows))
     return Plan(phases, rule=rules.rule or UNBOUNDED)
 

@@ -18,6 +18,10 @@ Options (pybatsim ``-o`` JSON):
   (SimGrid's fair sharing of the I/O node's link);
 * ``bandwidth`` -- B in bytes/s (default
   :data:`~iosched.listpack.model.DEFAULT_BANDWIDTH`, as the generators);
+  a job's ``io.throughput_cap`` (the per-node cap ``Q_i b``, issue 30, on a
+  platform whose node links carry ``b`` per node) makes every ``T_i(B)``,
+  ``beta_i`` and characteristic time the job's alone at ``min(Q_i b, B)``
+  (:class:`~iosched.listpack.model.PeriodicJob`);
 * ``seed`` (int, Random packs), ``char_order`` (``decreasing`` /
   ``increasing``), ``pfs`` (storage host name, default ``"pfs"``).
 
@@ -47,7 +51,7 @@ from iosched.listpack.model import DEFAULT_BANDWIDTH, PeriodicJob
 from iosched.listpack.packs import PackPolicy, order_key
 from iosched.sched.adapter import PybatsimScheduler
 from iosched.sched.core import Scheduler
-from iosched.sched.ioplan import PERIODIC
+from iosched.sched.ioplan import PERIODIC, Rules
 from iosched.sched.iorecord import BANDWIDTH
 from iosched.sched.iojob import read_io
 from iosched.sched.orders import fcfs
@@ -74,7 +78,8 @@ def read_periodic_job(job_json) -> PeriodicJob:
     """The :class:`~iosched.listpack.model.PeriodicJob` of a workload job:
     its I/O model (:func:`iosched.sched.iojob.read_io`: ``io.nodes`` and
     ``io.periodic``, or the earlier fields ``nodes``, ``periods``, ``w``,
-    ``v``) and the plain field ``x`` (the draw's record, default 0).
+    ``v``; ``io.throughput_cap``, the per-node cap ``Q_i b``, when the
+    workload has one) and the plain field ``x`` (the draw's record, default 0).
 
     :raises InputError: a field missing, not a number or out of range (one
         line naming the job and the field).
@@ -91,8 +96,7 @@ def read_periodic_job(job_json) -> PeriodicJob:
         raise InputError(f"job {jid}: x={job_json.get('x')!r} is not a number") from None
     if not math.isfinite(x):
         raise InputError(f"job {jid}: x={x!r} is not a finite number")
-    p = io.periodic
-    return PeriodicJob(io.nodes, p.periods, float(p.compute), float(p.bytes), x)
+    return PeriodicJob.of(io, x)
 
 
 class Listpack(PybatsimScheduler):
@@ -130,6 +134,8 @@ class Listpack(PybatsimScheduler):
         self.seed = option_number(options, "seed", 0, integer=True, minimum=0)
         self.pfs = str(options.get("pfs", "pfs"))
         self.arbiter = IOArbiter(model)
+        # a capped job's writes need no more hosts than reach B (ioplan.Rules)
+        self.RULES = Rules(io_bandwidth=self.B)
         self._pfs_id = None
         bf = pol.endswith("-bf")
         base = pol[:-3] if bf else pol

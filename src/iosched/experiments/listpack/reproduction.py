@@ -15,7 +15,11 @@ workloads, with 95 % t half-widths), ``OUT_DIR/starvation.md``
 ``fig4_5_utilization.png``, ``fig6_max_stretch.png``,
 ``fig7_mean_stretch.png``, ``fig8_usage.png``, ``fig9_idle_vs_stretch.png``,
 ``shared_vs_exclusive.png``. Runs with ``volume="time"`` (the bandwidth
-constraints bind) get the same tables and figures in ``OUT_DIR/volume_time/``.
+constraints bind) get the same tables and figures in ``OUT_DIR/volume_time/``,
+runs with ``volume="node"`` (the per-node I/O cap, issue 30) in ``OUT_DIR``
+itself when there is no run of the paper's formula, else ``OUT_DIR/cap/``
+(Fig. 8 at alpha 0.8 there). ``runs.csv`` has ``peak_demand``
+(:func:`peak_demand`: whether the strict constraint binds).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ import pandas as pd  # noqa: E402
 from iosched.errors import InputError  # noqa: E402
 from iosched.listpack.metrics import binned_usage, job_table, read_phases, read_workload, series, summary  # noqa: E402
 
-__all__ = ["collect", "write_tables", "figures", "repro_command"]
+__all__ = ["collect", "peak_demand", "write_tables", "figures", "repro_command"]
 
 FAMILIES = ("M-BN", "M-No", "U-BN", "U-No")
 
@@ -82,6 +86,7 @@ def collect(campaigns) -> tuple:
             # utilization at half the makespan
             s["utilization_half"] = float(series(ph, jobs, rec["nodes"], rec["bandwidth"],
                                                  [s["makespan"] / 2])["utilization"].iloc[0])
+            s["peak_demand"] = peak_demand(jt, jobs, rec["bandwidth"])
             wall = json.loads(done.read_text()).get("wall_s", json.loads(done.read_text()).get("wall_time_s"))
             rows.append({"run": d.name, "family": args["family"], "alpha": float(args["alpha"]),
                          "volume": args.get("volume", "paper"), "alpha_achieved": rec["alpha"], "scheduler": info["params"]["scheduler"],
@@ -91,6 +96,18 @@ def collect(campaigns) -> tuple:
             data[d.name] = (ph, jobs, rec)
     df = pd.DataFrame(rows).sort_values(["volume", "family", "alpha", "scheduler", "seed"]).reset_index(drop=True)
     return df, data
+
+
+def peak_demand(jt: pd.DataFrame, jobs: dict, B: float) -> float:
+    """Largest sum of the running jobs' average bandwidths ``beta_i``
+    (:meth:`~iosched.listpack.model.PeriodicJob.bandwidth`) at a job start,
+    over ``B`` (dimensionless): at most 1 under io-list's strict constraint;
+    near 1 when the constraint binds. ``jt`` is a
+    :func:`~iosched.listpack.metrics.job_table`."""
+    beta = jt["job"].map(lambda j: jobs[j].bandwidth(B)).to_numpy()
+    start, end = jt["start"].to_numpy(), jt["end"].to_numpy()
+    eps = 1e-6   # one pack's starts spread over microseconds of message latency
+    return max((float(beta[(start <= t + eps) & (end > t + eps)].sum()) for t in start), default=0.0) / B
 
 
 def _agg(df, col):
@@ -140,11 +157,13 @@ def write_tables(df: pd.DataFrame, out: Path, runs_csv: bool = True) -> None:
 
 def write_pivots(df: pd.DataFrame, out: Path) -> None:
     """``pivots.md``: mean over seeds of the max stretch, mean stretch,
-    utilization (at the makespan and at half of it), idle ratio; one row per
+    utilization (at the makespan and at half of it), idle ratio (and
+    :func:`peak_demand` when the runs have it); one row per
     scheduler label, one column per (family, alpha)."""
     lines = ["# Means over seeds, scheduler x (family, alpha)", "",
              "(n seeds per cell in stretch.md; exclusive model unless the label ends in -shared)", ""]
-    for col in ("mean_stretch", "max_stretch", "utilization", "utilization_half", "idle_ratio"):
+    cols = ["mean_stretch", "max_stretch", "utilization", "utilization_half", "idle_ratio"]
+    for col in cols + (["peak_demand"] if "peak_demand" in df else []):
         pv = df.pivot_table(index="scheduler", columns=["family", "alpha"], values=col, aggfunc="mean")
         heads = [f"{f} {a}" for f, a in pv.columns]
         lines += [f"## {col.replace('_', ' ')}", "", "| scheduler | " + " | ".join(heads) + " |",
@@ -344,7 +363,7 @@ def repro_command(out_dir, campaign_dir):
     except (InputError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     df.to_csv(out / "runs.csv", index=False, float_format="%.6g")
-    paper, vtime = df[df["volume"] == "paper"], df[df["volume"] == "time"]
+    paper, vtime, node = (df[df["volume"] == v] for v in ("paper", "time", "node"))
     if not paper.empty:
         write_tables(paper, out, runs_csv=False)
         figures(paper, data, out)
@@ -352,4 +371,9 @@ def repro_command(out_dir, campaign_dir):
         (out / "volume_time").mkdir(exist_ok=True)
         write_tables(vtime, out / "volume_time", runs_csv=False)
         figures(vtime, data, out / "volume_time", idle_family="M-No")
+    if not node.empty:   # the per-node cap: OUT_DIR itself when alone, else OUT_DIR/cap
+        where = out if paper.empty else out / "cap"
+        where.mkdir(exist_ok=True)
+        write_tables(node, where, runs_csv=False)
+        figures(node, data, where, usage_alpha=0.8)
     print(f"{len(df)} runs -> {out}")

@@ -52,8 +52,7 @@ from iosched.clicommon import OneLineErrorCommand
 from iosched.errors import InputError, one_line
 from iosched.experiments.platforms import listpack_xml
 from iosched.sched.iojob import IOJob, Periodic, to_json
-from iosched.listpack.model import (DEFAULT_BANDWIDTH, MIRA_BLOCK, MIRA_NODES, UNIFORM_BLOCK,
-                                    UNIFORM_NODES, Machine, PeriodicJob, io_load)
+from iosched.listpack.model import DEFAULT_BANDWIDTH, MIRA_BLOCK, Machine, PeriodicJob, io_load, listpack_machine
 from iosched.workloads.writer import write_workload as _write
 
 __all__ = ["FAMILIES", "LAMBDA", "Q_MIN", "Q_MAX", "BN_MEANS", "GeneratedWorkload",
@@ -69,7 +68,7 @@ LAMBDA = 1.35e-4
 Q_MIN, Q_MAX = 512, 49152
 #: Means of BN's two normals (before truncation to [0, 1]).
 BN_MEANS = (0.1, 0.9)
-VOLUME_RULES = ("paper", "time")
+VOLUME_RULES = ("paper", "time", "node")
 
 
 @dataclass
@@ -134,7 +133,7 @@ def truncated_mean(mu: float, sd: float, lo: float = 0.0, hi: float = 1.0) -> fl
     return mu + sd * (_STD.pdf(a) - _STD.pdf(b)) / (_STD.cdf(b) - _STD.cdf(a))
 
 
-def _check(family, alpha, n_jobs, tol, max_tries, bn_sd, no_sd, volume):
+def _check(family, alpha, n_jobs, tol, max_tries, bn_sd, no_sd, volume, cap):
     if family not in FAMILIES:
         raise InputError(f"family={family!r} is unknown; expected one of {', '.join(FAMILIES)}")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
@@ -150,6 +149,10 @@ def _check(family, alpha, n_jobs, tol, max_tries, bn_sd, no_sd, volume):
             raise InputError(f"{name}={sd!r} must be a number in (0, 10)")
     if volume not in VOLUME_RULES:
         raise InputError(f"volume={volume!r} is unknown; expected one of {', '.join(VOLUME_RULES)}")
+    if not isinstance(cap, bool):
+        raise InputError(f"cap={cap!r} must be true or false")
+    if volume == "node" and not cap:
+        raise InputError("volume='node' (v = X w Q b) needs the per-node cap (cap=true)")
 
 
 def _show(x) -> str:
@@ -158,15 +161,28 @@ def _show(x) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _alpha(x, Q, n, w, P, volume):
-    # equation (2) with v = x w B Q / P (paper) or x w B (time), B cancels out
-    io = x * w * (Q / P) if volume == "paper" else x * w
-    return float(np.sum(n * io) / np.sum(Q / P * n * (w + io)))
+def _io_over_B(x, Q, w, P, volume, ratio):
+    """``v / B`` (s): ``x w Q / P`` (paper), ``x w`` (time) or ``x w Q b / B``
+    (node; ``ratio = b / B``, 1/node)."""
+    if volume == "paper":
+        return x * w * (Q / P)
+    if volume == "time":
+        return x * w
+    return x * w * Q * ratio
+
+
+def _alpha(x, Q, n, w, P, volume, ratio=None):
+    # equation (2) in units of B (B cancels out): the I/O node's time v / B over
+    # the processor time at each job's own rate min(Q b, B) / B (B without a cap)
+    io = _io_over_B(x, Q, w, P, volume, ratio)
+    alone = io if ratio is None else io / np.minimum(Q * ratio, 1.0)
+    return float(np.sum(n * io) / np.sum(Q / P * n * (w + alone)))
 
 
 def generate(family: str, alpha: float, seed: int = 0, n_jobs: int = 100, *,
              tol: float = 0.01, max_tries: int = 200, bandwidth: float = DEFAULT_BANDWIDTH,
-             bn_sd: float = 0.1, no_sd: float = 0.1, volume: str = "paper") -> GeneratedWorkload:
+             bn_sd: float = 0.1, no_sd: float = 0.1, volume: str = "paper",
+             cap: bool = False) -> GeneratedWorkload:
     """Draw a workload of ``family`` (``M-BN``, ``M-No``, ``U-BN``, ``U-No``)
     whose I/O load (equation 2) is within ``tol`` of ``alpha`` (module doc).
 
@@ -177,20 +193,27 @@ def generate(family: str, alpha: float, seed: int = 0, n_jobs: int = 100, *,
     :param bn_sd: standard deviation of BN's normals (0.1: the issue's; the
         paper's truncated means 0.289 / 0.711 need sqrt(0.1)).
     :param no_sd: standard deviation of No's normal.
-    :param volume: ``"paper"`` (``v = X w B Q / P``) or ``"time"`` (``v = X w B``).
+    :param volume: ``"paper"`` (``v = X w B Q / P``), ``"time"`` (``v = X w
+        B``) or ``"node"`` (``v = X w Q b``: the paper's formula in units of
+        ``P b``; needs ``cap``).
+    :param cap: the per-node I/O cap (issue 30): each node reaches the I/O
+        node at ``b`` (Mira: :data:`~iosched.listpack.model.MIRA_NODE_BANDWIDTH`;
+        Uniform: ``CAP_RATIO B / P``, the same ``P b / B``), a job's
+        ``io.throughput_cap`` is ``Q_i b``; False: the earlier model (a job
+        alone gets B).
     :returns: a :class:`GeneratedWorkload`.
     :raises InputError: a bad parameter (one line naming it; ``seed`` below
         2^64, ``bandwidth`` > 0 and at most :data:`iosched.checks.MAX_AMOUNT`),
         or no draw reaches the target in ``max_tries`` attempts.
     """
-    _check(family, alpha, n_jobs, tol, max_tries, bn_sd, no_sd, volume)
+    _check(family, alpha, n_jobs, tol, max_tries, bn_sd, no_sd, volume, cap)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 64:
         raise InputError(f"seed={_show(seed)} must be an integer >= 0 and < 2^64")
     argument(bandwidth, "bandwidth", minimum=0, exclusive_minimum=True, where="listpack workload")
     jobs_kind, io_kind = FAMILIES[family]
-    machine = (Machine(MIRA_NODES, MIRA_BLOCK, float(bandwidth)) if jobs_kind == "mira"
-               else Machine(UNIFORM_NODES, UNIFORM_BLOCK, float(bandwidth)))
+    machine = listpack_machine(jobs_kind, float(bandwidth), cap)
     P = machine.nodes
+    ratio = None if not cap else machine.node_bandwidth / machine.bandwidth
     best = None
     for attempt in range(max_tries):
         rng = np.random.default_rng([seed, attempt])
@@ -214,7 +237,7 @@ def generate(family: str, alpha: float, seed: int = 0, n_jobs: int = 100, *,
             for k in range(n_jobs + 1):
                 x = lo.copy()
                 x[order[:k]] = hi[order[:k]]
-                a = _alpha(x, Q, n, w, P, volume)
+                a = _alpha(x, Q, n, w, P, volume, ratio)
                 if best_a is None or abs(a - alpha) < abs(best_a - alpha):
                     best_k, best_a = k, a
             x = lo.copy()
@@ -224,14 +247,14 @@ def generate(family: str, alpha: float, seed: int = 0, n_jobs: int = 100, *,
             a_lo, a_hi = -1.0, 2.0
             for _ in range(60):
                 mid = 0.5 * (a_lo + a_hi)
-                if _alpha(truncated_normal(ux, mid, no_sd), Q, n, w, P, volume) < alpha:
+                if _alpha(truncated_normal(ux, mid, no_sd), Q, n, w, P, volume, ratio) < alpha:
                     a_lo = mid
                 else:
                     a_hi = mid
             mu = 0.5 * (a_lo + a_hi)
             x = truncated_normal(ux, mu, no_sd)
             loc = {"mu": mu}
-        a = _alpha(x, Q, n, w, P, volume)
+        a = _alpha(x, Q, n, w, P, volume, ratio)
         if abs(a - alpha) <= tol:
             best = (attempt, Q, n, w, x, loc)
             break
@@ -242,11 +265,14 @@ def generate(family: str, alpha: float, seed: int = 0, n_jobs: int = 100, *,
     B = machine.bandwidth
     jobs = []
     for i in range(n_jobs):
-        v = x[i] * w[i] * B * (Q[i] / P if volume == "paper" else 1.0)
-        jobs.append(PeriodicJob(int(Q[i]), int(n[i]), float(w[i]), float(v), float(x[i])))
+        v = float(_io_over_B(x[i], Q[i], w[i], P, volume, ratio)) * B
+        jobs.append(PeriodicJob(int(Q[i]), int(n[i]), float(w[i]), v, float(x[i]),
+                                machine.cap(int(Q[i]))))
     achieved = io_load(jobs, P, B)
     meta = {"seed": seed, "tries": attempt + 1, "n_jobs": n_jobs, "tol": tol, "bn_sd": bn_sd,
             "no_sd": no_sd, "volume": volume, **loc}
+    if cap:
+        meta["node_bandwidth"] = machine.node_bandwidth
     if jobs_kind == "uniform":
         ex = float(np.mean(x))
         meta["q_bar_formula"] = P * ex / (alpha * (1 + ex))
@@ -274,7 +300,7 @@ def to_batsim(wl: GeneratedWorkload) -> dict:
     m = wl.machine
     jobs, profiles = [], {}
     for i, j in enumerate(wl.jobs):
-        io = IOJob(nodes=j.nodes, periodic=Periodic(j.periods, j.w, j.v))
+        io = IOJob(nodes=j.nodes, periodic=Periodic(j.periods, j.w, j.v), throughput_cap=j.cap)
         jobs.append({"id": str(i), "subtime": 0, "res": j.nodes // m.block, "profile": f"j{i}",
                      "io": to_json(io), "x": j.x})
         profiles[f"j{i}"] = {"type": "delay", "delay": j.time(m.bandwidth)}
@@ -316,18 +342,21 @@ def write_workload(path, wl: GeneratedWorkload) -> Path:
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--n-jobs", default=30, show_default=True, type=int)
-@click.option("--volume", default="paper", show_default=True, help="paper (v = X w B Q / P) or time (v = X w B)")
+@click.option("--volume", default="paper", show_default=True,
+              help="paper (v = X w B Q / P), time (v = X w B) or node (v = X w Q b, needs --cap)")
+@click.option("--cap/--no-cap", default=False, show_default=True,
+              help="per-node I/O cap b: a job on Q nodes transfers at most at min(Q b, B)")
 @click.option("--platform", "platform_out", default=None, type=click.Path(dir_okay=False),
               help="also write the family's platform XML there")
-def workload_command(family, alpha, out, seed, n_jobs, volume, platform_out):
+def workload_command(family, alpha, out, seed, n_jobs, volume, cap, platform_out):
     """Generate a workload of FAMILY (M-BN, M-No, U-BN, U-No) at I/O load ALPHA."""
     try:
-        wl = generate(family, alpha, seed, n_jobs, volume=volume)
+        wl = generate(family, alpha, seed, n_jobs, volume=volume, cap=cap)
         write_workload(out, wl)
         if platform_out:
             try:
                 with open(platform_out, "w") as f:
-                    f.write(listpack_xml(wl.machine.resources))
+                    f.write(listpack_xml(wl.machine.resources, wl.machine.link_bandwidth))
             except OSError as exc:
                 raise InputError(f"{platform_out}: cannot write: {exc.strerror or exc}") from None
     except InputError as exc:
