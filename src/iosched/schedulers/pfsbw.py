@@ -321,6 +321,15 @@ class Pfsbw(PybatsimScheduler):
                 f"most one of them")
         return out
 
+    def foreign_job(self, batsim_job, io) -> tuple:
+        """A job of a part run as dynamic jobs: read as any other
+        (:func:`read_pfs_job`: whole nodes, its variety and bytes written,
+        so the estimator sees it as any other), without the check of its
+        static profile's storage labels (the core runs its phases, not its
+        profile)."""
+        nodes = self.core.machine.nodes
+        return read_pfs_job(batsim_job, nodes[0].cores if nodes else 1)
+
     def allocation(self, running, io):
         """The job's whole nodes with at most one optional field (the core
         sends EXECUTE_JOB, :func:`iosched.sched.ioplan.plan_for`):
