@@ -133,7 +133,7 @@ class PybatsimScheduler(BatsimScheduler):
         self.core: Scheduler = self.make_core(self.options)
         self.core.launcher = self
         self._own_read = self.core.read_job
-        self.core.read_job = self._read_job
+        self.core.read_job = self._read_any_job
         if self.core.check_io is None:
             self.core.check_io = self.io_reason
         self.logger = self.core.logger
@@ -175,7 +175,7 @@ class PybatsimScheduler(BatsimScheduler):
         """
         return plain_job(batsim_job)
 
-    def _read_job(self, batsim_job) -> tuple:
+    def _read_any_job(self, batsim_job) -> tuple:
         if batsim_job.id in self._foreign:
             return self.foreign_job(batsim_job, self._io.get(batsim_job.id, NO_IO))
         return self._own_read(batsim_job)
