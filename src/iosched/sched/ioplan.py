@@ -54,9 +54,11 @@ plan (:func:`part_of`):
 (walltime rule, composed profiles, whole seconds, float32 sizes), so that
 each family's schedules stay byte for byte what they were.
 
-Which parts a scheduler serves is its launcher's ``SERVES``
-(:attr:`iosched.sched.adapter.PybatsimScheduler.SERVES`); :func:`unserved`
-gives the one-line reason a job is rejected at submission.
+Which parts a scheduler's family models is its launcher's ``SERVES``
+(:attr:`iosched.sched.adapter.PybatsimScheduler.SERVES`); a job of another
+part runs on the core's default allocation (option ``io_fallback``), or is
+rejected; :func:`unserved` gives the one-line reason a job is rejected at
+submission.
 """
 
 from __future__ import annotations
