@@ -14,6 +14,8 @@ need_apt=()
 /usr/bin/python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need_apt+=(python3-venv)
 # nix-instantiate (tests/test_nix.py parses the nix/ expressions)
 command -v nix-instantiate >/dev/null 2>&1 || need_apt+=(nix-bin)
+# headless Chromium (tests/test_report_browser.py opens the demo's report)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "setup: installing Debian packages: ${need_apt[*]}"
     $SUDO apt-get update -qq

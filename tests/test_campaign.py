@@ -392,7 +392,8 @@ def test_refresh_metrics_recomputes_without_simulating(tmp_path, monkeypatch):
     # the run path computes exactly what iosched.analysis.metrics_file.write_metrics writes
     copy = tmp_path / "copy"
     copy.mkdir()
-    for name in ("out_jobs.csv", "out_machine_states.csv", "command.json"):
+    for name in ("out_jobs.csv", "out_machine_states.csv", "command.json", "io_phases.csv",
+                 "io_holds.csv", "io_inputs.csv"):
         shutil.copy(dirs[0] / name, copy / name)
     assert write_metrics(copy, nb_resources=runs[0]["nb_res"], tau=camp.tau) == orig_done[0]["metrics"]
     assert (copy / "metrics.json").read_bytes() == orig_metrics_json[0]

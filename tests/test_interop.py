@@ -36,6 +36,7 @@ from iosched.engine.cli import REFUSED, parse_args
 from iosched.errors import InputError
 from iosched.run.cli import progress_text, summary_line
 from iosched.run.simulation import run_simulation
+from iosched.sched.options import CORE_OPTIONS
 from iosched.schedulers.baseline import Baseline
 from iosched.schedulers.registry import check_options, declared_options, resolve
 from iosched.workloads.convert import swf_to_batsim
@@ -190,7 +191,8 @@ def test_robin_runs_a_project_robin_file(tmp_path):
 
 # ------------------------------------------------------ options and names
 def test_declared_options_refuse_typos_everywhere(tmp_path):
-    assert declared_options("easy") == {"policy": declared_options("fcfs")["policy"]}
+    assert declared_options("easy") == {"policy": declared_options("fcfs")["policy"],
+                                        **CORE_OPTIONS}
     check_options("easy", {"policy": "fcfs"})
     with pytest.raises(InputError, match=r"unknown option 'polcy' \(did you mean 'policy'\?\)"):
         check_options("easy", {"polcy": "fcfs"})
@@ -370,7 +372,9 @@ def test_demo_end_to_end_small(tmp_path, shared):
     rows = list(csv.DictReader(open(tmp_path / "comparison.csv")))
     assert [r["scheduler"] for r in rows] == ["fcfs-easy", "sjf-bb"]
     html = (tmp_path / "report.html").read_text()
-    assert html.count("data:image/png;base64") == 5 and "x" in res["table"]
+    # 5 figures of the jobs, the bytes per tier and one I/O timeline per run
+    assert html.count("data:image/png;base64") == 8 and "x" in res["table"]
+    assert all((tmp_path / label / "io_phases.csv").is_file() for label in ("fcfs-easy", "sjf-bb"))
     for label in ("fcfs-easy", "sjf-bb"):
         assert res["metrics"][label]["nb_resources"] == 96
 

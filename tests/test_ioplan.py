@@ -12,7 +12,7 @@ from procset import ProcSet
 
 from iosched.batsim.jobs import NO_WALLTIME
 from iosched.errors import InputError
-from iosched.sched.executor import DEADLINE, LEFT, UNBOUNDED, At, Executor
+from iosched.sched.executor import COMPUTE_TIER, DEADLINE, LEFT, PFS_TIER, UNBOUNDED, At, Executor, Flow
 from iosched.sched.ioplan import (BURST_BUFFER, CACHED, INPUTS, PERIODIC, STATIC, Rules, part_of,
                                   pfs_of, plan_for, unserved)
 from iosched.sched.iojob import BurstBuffer, Compute, InputFile, IOJob, Periodic, Writes
@@ -112,6 +112,11 @@ def test_burst_buffer_plan_without_burst_buffer_uses_the_pfs():
     assert [so["com"][i * m + p] for i in (0, 1)] == [1e9, 1e9] and sum(so["com"]) == 2e9
     assert c == c2 and c["cpu"] == [3600e9, 3600e9, 0] and c["com"][1] == 5 and c["com"][m] == 5
     assert sum(c["com"]) == 10
+    # the I/O record's flows: PFS -> compute, checkpoint and output to the PFS, no burst-buffer tier
+    assert [tuple(ph.flows) for ph in plan.phases] == [
+        (Flow("read", PFS_TIER, COMPUTE_TIER, 7, 2e9),), (Flow("network", COMPUTE_TIER, COMPUTE_TIER, None, 10.0),),
+        (Flow("checkpoint", COMPUTE_TIER, PFS_TIER, 7, 1e9),), (Flow("network", COMPUTE_TIER, COMPUTE_TIER, None, 10.0),),
+        (Flow("write", COMPUTE_TIER, PFS_TIER, 7, 2e9),)]
 
 
 def test_static_plan_maps_each_input_to_its_source_disk():

@@ -252,6 +252,7 @@ def test_slurm_backfill_max_one_is_easy_like():
     ({"policy": "io-aware", "backfill_max": -2}, "backfill_max"),
     ({"policy": "adaptive", "overshoot": 2}, "overshoot"),
     ({"policy": "adaptive", "colour": 1}, "colour"),
+    ({"policy": "adaptive", "estimates": "rounded"}, "estimates"),
 ])
 def test_bad_options_one_line_error(opts, word):
     with pytest.raises(InputError) as exc:
@@ -650,3 +651,63 @@ def test_curve_on_a_platform_that_is_not_xml_one_line(tmp_path):
     lines = [x for x in res.output.splitlines() if x.strip()]
     assert len(lines) == 1 and "bad.xml" in lines[0] and "Traceback" not in res.output
     assert not (tmp_path / "c.csv").exists()
+
+
+def test_overload_curve_on_the_pfsbw_platform(tmp_path):
+    """The measured curve under the paper's overload reading (docs/pfsbw.md):
+    write x8 jobs are node-bound (3.75 GiB/s each) up to 5, then the file
+    system's capacity, 19 then 18 GiB/s for 6 and 7 concurrent jobs; the
+    linear platform gives 20 GiB/s from 6 on (start offsets of a few
+    hundred microseconds: 1e-4 relative)."""
+    plat = tmp_path / "p.xml"
+    plat.write_text(pfsbw_xml())
+    rows = pw.measure_curve(plat, tmp_path / "nl", max_jobs=7, engine_args=pw.overload_args(pw.OVERLOAD))
+    got = [rate / pw.GIB for _, rate, _ in rows]
+    assert got == pytest.approx([3.75, 7.5, 11.25, 15.0, 18.75, 19.0, 18.0], rel=1e-4)
+    lin = pw.measure_curve(plat, tmp_path / "lin", max_jobs=7)
+    assert [rate / pw.GIB for _, rate, _ in lin][5:] == pytest.approx([20.0, 20.0], rel=1e-4)
+
+
+@pytest.mark.parametrize("spec", ["pfs_link", "pfs_link:20GiB@0", "pfs_link:20GiB@5:threads"])
+def test_overload_bad_spec_of_curve_and_repro_is_one_line(tmp_path, spec):
+    from click.testing import CliRunner
+    from iosched.experiments.pfsbw.reproduction import repro_command
+    from iosched.experiments.pfsbw.workload import workload_command as pfsbw_workload
+
+    (tmp_path / "p.xml").write_text(pfsbw_xml())
+    for cmd, args in ((pfsbw_workload, ["curve", str(tmp_path / "c.csv"), "-p", str(tmp_path / "p.xml")]),
+                      (repro_command, [str(tmp_path / "out"), "-p", str(tmp_path / "p.xml")])):
+        res = CliRunner().invoke(cmd, args + ["--overload", spec, "--tmp", str(tmp_path / "t")])
+        assert res.exit_code != 0
+        lines = [x for x in res.output.splitlines() if x.strip()]
+        assert len(lines) == 1 and "--link-overload" in lines[0] and "Traceback" not in res.output
+    assert not (tmp_path / "c.csv").exists() and not (tmp_path / "out").exists()
+
+
+def test_estimator_artifact_rounding_as_py_sim_serv_reports():
+    """``estimates: artifact``: runtime + 1 s (alt_analyze_job), runtime in
+    whole minutes rounded up, throughput in units of 1,400 bytes/s rounded
+    up (format_value); ``exact`` keeps the observed values."""
+    from iosched.schedulers.pfsbw import ESTIMATES
+
+    art = VarietyEstimator(**ESTIMATES["artifact"])
+    art.observe("write_x8", 80 * pw.GIB, 21.3)
+    art.observe("sleep", 0.0, 600.0)
+    assert art.runtime("write_x8") == 60.0 and art.runtime("sleep") == 660.0
+    assert art.throughput("write_x8") == math.ceil(80 * pw.GIB / 22.3 / 1400) * 1400
+    assert art.throughput("sleep") == 0.0
+    exact = VarietyEstimator(**ESTIMATES["exact"])
+    exact.observe("write_x8", 80 * pw.GIB, 21.3)
+    assert exact.runtime("write_x8") == 21.3 and exact.throughput("write_x8") == 80 * pw.GIB / 21.3
+    with pytest.raises(InputError, match="tail"):
+        VarietyEstimator(tail=-1)
+    with pytest.raises(InputError, match="runtime_unit"):
+        VarietyEstimator(runtime_unit=0)
+    assert Pfsbw({"policy": "adaptive", "estimates": "artifact"}).estimator.runtime_unit == 60.0
+
+
+def test_overload_names_resolve_to_their_curves():
+    assert pw.overload_args("linear") == [] == pw.overload_args(None)
+    assert pw.overload_args("long-term") == ["--embedded-extensions", f"--link-overload={pw.OVERLOAD_LONGTERM}"]
+    assert pw.overload_args("issue")[1].endswith(pw.OVERLOAD)
+    assert pw.overload_args("fig4")[1].endswith(pw.OVERLOAD_FIG4)

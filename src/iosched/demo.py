@@ -22,8 +22,10 @@ is simulated by SimGrid) by three schedulers of that paper:
 It prints a comparison table (times with their units, ratios to the
 baseline) and writes to ``results/demo/`` (the checkout's, or the working
 directory's when installed: :data:`iosched.paths.RESULTS_DIR`): one folder per run (Batsim's
-CSV files, ``metrics.json``), ``comparison.csv`` / ``comparison.md``, the
-figures, and ``report.html`` (self-contained) and ``report.md``.
+CSV files, ``metrics.json``, the scheduler's I/O record), ``comparison.csv`` /
+``comparison.md``, the figures, and ``report.html`` (self-contained) and
+``report.md``, with the runs' I/O (:func:`iosched.analysis.ioplots.io_blocks`:
+bytes per tier, burst-buffer occupancy, throughput over time).
 
 Adding a run (e.g. one representative of a new family on its own
 platform) takes one entry of :data:`RUNS`: a :class:`DemoRun` naming its
@@ -53,6 +55,8 @@ import click
 import pandas as pd
 
 from iosched.analysis.format import markdown_table
+from iosched.analysis.io import load_io
+from iosched.analysis.ioplots import io_blocks
 from iosched.analysis.jobs import load_jobs
 from iosched.analysis.metrics import job_metrics
 from iosched.analysis.metrics_file import write_metrics
@@ -300,8 +304,10 @@ def run_demo(swf, nb_jobs: int, seed: int, output, parallel: int, runs=None,
                     ("p", f"Times with their unit; in brackets, the ratio to {base} "
                           "(below 1 is better except for utilization). Waits are measured "
                           "from submission to start; utilization over the compute nodes."),
-                    ("table", header, rows),
-                    ("h2", "Waiting times"),
+                    ("table", header, rows)]
+    records = {r.label: rec for r in runs if (rec := load_io(out / r.label)) is not None}
+    blocks += io_blocks(records, figdir)
+    blocks += [("h2", "Waiting times"),
                     ("img", "figures/ecdf_waiting_time.png", "ECDF of the waiting times")]
     for r in runs:
         blocks += [("h3", r.label),
@@ -310,7 +316,8 @@ def run_demo(swf, nb_jobs: int, seed: int, output, parallel: int, runs=None,
                    ("img", f"figures/gantt_{r.label}.png",
                     f"Allocations of every job, coloured by waiting time, {r.label}")]
     blocks.append(("p", "Raw values (seconds): comparison.csv; per run: <label>/out_jobs.csv "
-                        "(Batsim's format, readable by evalys), metrics.json."))
+                        "(Batsim's format, readable by evalys), metrics.json, and the I/O record "
+                        "io_phases.csv, io_holds.csv, io_inputs.csv (docs/outputs.md)."))
     (out / "report.md").write_text(render_markdown(blocks), encoding="utf-8")
     html = out / "report.html"
     html.write_text(render_html(blocks, "iosched demo", out), encoding="utf-8")

@@ -21,9 +21,9 @@ per-job table.
   the same way (``nb_runs_merged`` says how many runs were merged).
 * :func:`summary_by_scheduler`: mean metrics and run counts per scheduler.
 
-Their figures: :mod:`iosched.analysis.plots`.  Bytes per second on the PFS
-link and on the burst-buffer nodes over time are not plotted: the engine
-does not record I/O traffic yet (:data:`IO_NOTE`).
+Their figures: :mod:`iosched.analysis.plots`. The I/O of runs (bytes per
+tier, throughput, burst-buffer occupancy) comes from each run's I/O record
+(:mod:`iosched.analysis.io`); :data:`IO_NOTE` says why a report has none.
 """
 
 from __future__ import annotations
@@ -69,9 +69,10 @@ INT_METRIC_COLUMNS = ("nb_resources", "nb_jobs", "nb_jobs_started", "nb_jobs_rej
 #: Metrics normalised by the baseline in :func:`add_ratios`.
 RATIO_METRICS = ("waiting_time_mean", "waiting_time_max", "turnaround_mean", "slowdown_mean",
                  "bounded_slowdown_mean", "makespan", "utilization")
-#: Why there is no I/O traffic figure.
-IO_NOTE = ("Bytes per second on the PFS link and on the burst-buffer nodes over time: not "
-           "plotted, the engine does not record I/O traffic yet.")
+#: Why a report has no I/O figure.
+IO_NOTE = ("No I/O figure: the runs have no I/O record (io_phases.csv, written by the "
+           "schedulers built on iosched's core when run by iosched run or a campaign; "
+           "docs/outputs.md).")
 #: Columns that identify a workload part (the unit of the ratios).
 GROUP_COLUMNS = ("platform", "workload", "part", "seed", "engine")
 

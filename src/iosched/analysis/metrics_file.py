@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from iosched.analysis.format import rounded
+from iosched.analysis.io import load_io, run_io_metrics
 from iosched.analysis.jobs import load_jobs
 from iosched.analysis.metrics import compute_metrics
 from iosched.errors import InputError
@@ -24,7 +25,9 @@ def dir_metrics(output_dir: str | Path, prefix: str = "out",
     :func:`~iosched.analysis.jobs.load_jobs` of
     ``<output_dir>/<prefix>_jobs.csv``, then
     :func:`~iosched.analysis.metrics.compute_metrics` (same arguments),
-    floats rounded to 6 decimals and non-finite values as None.
+    plus ``io`` (:func:`iosched.analysis.io.run_io_metrics`) when the folder
+    has an I/O record; floats rounded to 6 decimals and non-finite values as
+    None.
 
     :raises InputError: as :func:`write_metrics`, except for writing.
     """
@@ -32,7 +35,11 @@ def dir_metrics(output_dir: str | Path, prefix: str = "out",
     if not d.is_dir():
         raise InputError(f"{d}: no such directory")
     jobs = load_jobs(d, prefix=prefix)
-    return rounded(compute_metrics(jobs, nb_resources=nb_resources, tau=tau, platform=platform))
+    metrics = compute_metrics(jobs, nb_resources=nb_resources, tau=tau, platform=platform)
+    record = load_io(d)
+    if record is not None:
+        metrics["io"] = run_io_metrics(record, metrics.get("makespan"))
+    return rounded(metrics)
 
 
 def metrics_json(metrics: dict) -> str:

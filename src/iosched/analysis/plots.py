@@ -44,7 +44,7 @@ from iosched.analysis.units import log_time_ticks, time_unit
 from iosched.batsim.jobs import COMPLETED_SUCCESSFULLY
 from iosched.errors import InputError
 
-__all__ = ["usage_steps", "queue_steps", "resample_steps", "ratio_groups", "plot_utilization", "plot_gantt", "plot_ratio_boxes",
+__all__ = ["step_changes", "usage_steps", "queue_steps", "resample_steps", "ratio_groups", "plot_utilization", "plot_gantt", "plot_ratio_boxes",
            "plot_ecdf", "plot_tail", "plot_paired_differences", "tail_values", "tail_figure", "new_figure", "save_png",
            "log_yscale"]
 
@@ -91,8 +91,10 @@ def log_yscale(ax, values: np.ndarray, symlog_linthresh: float | None = None) ->
 # one run
 
 
-def _step_series(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Cumulative sum of ``deltas`` after each distinct time (ties merged)."""
+def step_changes(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cumulative sum of ``deltas`` after each distinct time (ties merged):
+    ``(t, v)``, the distinct ``times`` (s) sorted and the sum of the
+    ``deltas`` up to each; empty arrays for no time."""
     if times.size == 0:
         return np.zeros(0), np.zeros(0)
     order = np.argsort(times, kind="stable")
@@ -116,7 +118,7 @@ def usage_steps(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     pj = job_metrics(jobs)
     t = np.concatenate([pj["start"].to_numpy(float), pj["finish"].to_numpy(float)])
     d = np.concatenate([pj["nb_allocated"].to_numpy(float), -pj["nb_allocated"].to_numpy(float)])
-    return _step_series(t, d)
+    return step_changes(t, d)
 
 
 def queue_steps(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -132,7 +134,7 @@ def queue_steps(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     n = len(pj)
     t = np.concatenate([pj["submission"].to_numpy(float), pj["start"].to_numpy(float)])
     d = np.concatenate([np.ones(n), -np.ones(n)])
-    return _step_series(t, d)
+    return step_changes(t, d)
 
 
 #: above this many steps, :func:`plot_utilization` draws bin means

@@ -17,7 +17,10 @@ directory):
   :func:`iosched.analysis.campaign.campaign_table`;
 * ``figures/*.png`` -- ratio box plots, ECDF and tail of the waiting times,
   and for one workload part (the first one that most schedulers finished) a Gantt
-  chart and a utilization / queue-length plot per scheduler.
+  chart and a utilization / queue-length plot per scheduler, and, when its runs
+  have an I/O record (:mod:`iosched.analysis.io`), the I/O figures and tables of
+  :func:`iosched.analysis.ioplots.io_blocks` (bytes per tier, holds, input
+  sources, I/O over time per scheduler).
 
 Nothing in the report depends on the wall clock or on the machine, so the
 same campaign outputs give byte-identical files (same matplotlib and
@@ -46,6 +49,8 @@ from iosched.analysis.campaign import (
     write_table,
 )
 from iosched.analysis.format import markdown_table
+from iosched.analysis.io import load_io
+from iosched.analysis.ioplots import io_blocks
 from iosched.analysis.jobs import load_jobs
 from iosched.analysis.plots import (
     METRIC_LABELS,
@@ -127,7 +132,8 @@ def render_markdown(blocks: list) -> str:
 
 def render_html(blocks: list, title: str, base_dir: Path) -> str:
     """Self-contained HTML of report blocks (see :func:`render_markdown`);
-    images are read from *base_dir* / path and embedded as base64 PNG."""
+    images are read from *base_dir* / path and embedded as base64 PNG (the
+    path kept in the ``img`` element's ``data-file`` attribute)."""
     e = html.escape
     out = ["<!DOCTYPE html>", "<html lang=\"en\">", "<head>", "<meta charset=\"utf-8\">",
            f"<title>{e(title)}</title>",
@@ -150,7 +156,8 @@ def render_html(blocks: list, title: str, base_dir: Path) -> str:
             out.append("</table>")
         elif kind == "img":
             data = base64.b64encode((base_dir / b[1]).read_bytes()).decode("ascii")
-            out.append(f"<figure><img src=\"data:image/png;base64,{data}\" alt=\"{e(b[2])}\">"
+            out.append(f"<figure><img src=\"data:image/png;base64,{data}\" alt=\"{e(b[2])}\" "
+                       f"data-file=\"{e(b[1])}\">"
                        f"<figcaption>{e(b[2])}</figcaption></figure>")
     out += ["</body>", "</html>"]
     return "\n".join(out) + "\n"
@@ -260,6 +267,7 @@ def build_report(campaign_dir, out_dir=None, top: int = 50) -> dict:
                        f"seed; a box plot from {MIN_BOX_POINTS} values on, else the values)"))
 
     jobs = job_table(cdir, df, tau=tau)
+    io_records: dict = {}
     if len(jobs):
         blocks.append(("h2", "Waiting times"))
         figures.append(plot_ecdf(jobs, figdir / "ecdf_waiting_time.png"))
@@ -286,8 +294,17 @@ def build_report(campaign_dir, out_dir=None, top: int = 50) -> dict:
                 blocks.append(("img", f"figures/{g.name}", f"Gantt chart, {r.scheduler}"))
                 blocks.append(("img", f"figures/{u.name}",
                                f"Busy nodes and queue length over time, {r.scheduler}"))
-    blocks.append(("h2", "I/O traffic"))
-    blocks.append(("p", IO_NOTE))
+                record = load_io(manifest_dirs[r.run_id])
+                if record is not None:
+                    io_records[r.scheduler] = record
+        io_part = io_blocks(io_records, figdir)
+        if io_part:
+            io_part[1:1] = [("p", "The runs of the workload part above.")]
+            blocks += io_part
+            figures += sorted(figdir.glob("io_*.png"))
+    if not io_records:
+        blocks.append(("h2", "I/O"))
+        blocks.append(("p", IO_NOTE))
     blocks.append(("p", "Figures are drawn with matplotlib. The run folders hold Batsim's "
                         "files: evalys 4.0.7 (the Batsim team's analysis package) reads their "
                         "out_jobs.csv with JobSet.from_csv and draws its Gantt charts, also on "

@@ -13,7 +13,8 @@ import math
 
 import numpy as np
 
-__all__ = ["UNITS", "BYTE_UNITS", "time_unit", "bytes_unit", "format_duration", "scale", "log_time_ticks"]
+__all__ = ["UNITS", "BYTE_UNITS", "time_unit", "bytes_unit", "format_bytes", "format_duration", "scale",
+           "log_time_ticks"]
 
 #: (name, seconds per unit), smallest first.
 UNITS = (("s", 1.0), ("min", 60.0), ("h", 3600.0), ("d", 86400.0))
@@ -61,6 +62,21 @@ def bytes_unit(nbytes) -> tuple[str, float]:
         if top >= f:
             name, factor = n, f
     return name, factor
+
+
+def format_bytes(x, digits: int = 3, per: str = "") -> str:
+    """One size (bytes) or rate (``per="/s"``) with its own unit of
+    :data:`BYTE_UNITS` (:func:`bytes_unit`) and ``digits`` significant
+    digits (``"224 GB"``, ``"1.70 PB"``, ``"21.5 GB/s"``); ``"-"`` for None
+    or a non-finite value."""
+    if x is None or not math.isfinite(float(x)):
+        return "-"
+    name, factor = bytes_unit(x)
+    v = float(x) / factor
+    if v == 0:
+        return f"0 {name}{per}"
+    decimals = max(0, digits - 1 - int(math.floor(math.log10(abs(v)))))
+    return f"{v:.{decimals}f} {name}{per}"
 
 
 def scale(seconds, unit: tuple[str, float]):

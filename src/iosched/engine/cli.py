@@ -38,6 +38,7 @@ from docopt import DocoptExit, docopt, parse_defaults
 from iosched import __version__
 from iosched.batsim.outputs import BATSIM_VERSION
 from iosched.engine.inproc import SchedulerError, load_peer
+from iosched.engine.overload import parse_overload
 from iosched.engine.server import EngineConfig, SchedulerTimeout, Simulation, import_simgrid
 from iosched.errors import InputError, ProtocolError
 from iosched.procmem import peak_rss_kb
@@ -180,6 +181,10 @@ iosched extension options (embedded engine only):
                                      refuses, ignores or crashes on (listed in
                                      docs/real-batsim.md); without it they are refused in one
                                      line, as Batsim would.
+  --link-overload <spec>             Embedded-only, needs --embedded-extensions: the capacity of a
+                                     link against its concurrent transfers, LINK:BW@N[,BW@N...]
+                                     [:tasks|flows] (e.g. pfs_link:20GiB@5,15GiB@10; linear
+                                     between points; docs/real-batsim.md).
   --strict-batsim                    No effect (kept for old command lines): refusing what the
                                      real Batsim 4.2.1 refuses is the default.
   --in-process-scheduler <file>      Run the pybatsim scheduler <file> inside this process, called
@@ -357,7 +362,8 @@ def main(argv=None) -> int:
         sched_timeout = _number(args, "--sched-timeout", float, 0, strict=True)
         if sched_timeout == float("inf"):
             raise CommandLineError("--sched-timeout: must be finite")
-    except CommandLineError as exc:
+        overloads = [parse_overload(args["--link-overload"])] if args["--link-overload"] else []
+    except (CommandLineError, InputError) as exc:
         return _err(str(exc), 2)
     workloads = args["--workload"]
     dynamic = args["--enable-dynamic-jobs"]
@@ -412,6 +418,7 @@ def main(argv=None) -> int:
         transcript=args["--transcript"], direct_tasks=not args["--no-direct-tasks"],
         progress_file=args["--progress-file"], strict_batsim=True,
         embedded_extensions=bool(args["--embedded-extensions"]), peer=peer,
+        link_overloads=overloads,
     )
     try:
         sim = Simulation(cfg)

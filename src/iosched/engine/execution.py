@@ -88,6 +88,7 @@ class _Worker:
             if self.adopt:  # a direct job handed over: its one task already runs
                 self.adopt = False
                 j.exec.wait()
+                sim._load_off(j)
                 j.exec = None
             else:
                 for k, s in enumerate(j.steps):
@@ -101,8 +102,10 @@ class _Worker:
                         ex = sg.this_actor.exec_init([hosts[h] for h in s.hosts], s.cpu, s.com)
                         j.exec = ex
                         j.exec_seq = next(sim._seq)
+                        sim._load_on(j, s)
                         ex.start()
                         ex.wait()
+                        sim._load_off(j)
                         j.exec = None
             self.job = None
             sim.idle_workers.append(self)
@@ -143,6 +146,27 @@ class ExecutionMixin:
         self.idle_workers: list = []
         self.busy_mask = 0
         self.running_masks: dict[str, int] = {}
+        # --link-overload: the links whose capacity follows a curve of their
+        # transfers (iosched.engine.overload.LinkOverload; set up with SimGrid)
+        self.overloads: list = []
+
+    # ------------------------------------------------- overloaded links
+    def _load_on(self, j, s):
+        """Job *j*'s parallel task *s* starts now: count it on every
+        overloaded link it crosses (``--link-overload``)."""
+        if self.overloads:
+            load = tuple((ov, w) for ov in self.overloads if (w := ov.weight(s.hosts, s.com)))
+            for ov, w in load:
+                ov.add(w)
+            j.load = load or None
+
+    def _load_off(self, j):
+        """Job *j*'s current parallel task ended (or was cancelled) now:
+        its transfers leave the overloaded links. Idempotent."""
+        if j.load is not None:
+            for ov, w in j.load:
+                ov.add(-w)
+            j.load = None
 
     # -------------------------------------------------------------- clock
     def _sync_simgrid(self):
@@ -267,6 +291,7 @@ class ExecutionMixin:
             finished = False
         self.now = max(self.now, sg.Engine.clock)
         if finished:
+            self._load_off(j)
             self.direct_done.append((j, token))
         return self._collect_due(j if finished else None)
 
@@ -288,9 +313,11 @@ class ExecutionMixin:
         for entry in due:
             j = entry[2]
             if j.exec.test():
+                self._load_off(j)
                 self.direct_done.append((j, entry[3]))
             elif self._residue_only(j):
                 j.exec.cancel()
+                self._load_off(j)
                 self.direct_done.append((j, entry[3]))
             else:
                 late.append(j)
@@ -404,6 +431,7 @@ class ExecutionMixin:
         token = j.token
         if j.actor is _DIRECT:
             if j.exec.test():
+                self._load_off(j)
                 self.direct_done.append((j, token))
                 return True
         else:
@@ -444,6 +472,7 @@ class ExecutionMixin:
             self.n_physics -= 1
             self._sync_simgrid()
             j.exec.cancel()
+            self._load_off(j)
         elif j.actor is not None:
             worker, j.actor = j.actor, None
             self.n_physics -= 1
@@ -454,6 +483,7 @@ class ExecutionMixin:
                 # a handed-over direct job's task was started by the server:
                 # killing the actor that waits on it leaves it running
                 ex.cancel()
+            self._load_off(j)
 
     def _progress(self, j, now):
         """The ``job_progress`` entry of a running job killed at *now*
@@ -512,6 +542,7 @@ class ExecutionMixin:
         j.steps = None
         j.step_min = None
         j.exec = None
+        self._load_off(j)
         self._release_profile(j)
 
     # ---------------------------------------------------------- job's start
@@ -618,6 +649,7 @@ class ExecutionMixin:
         s = j.steps[0]
         hosts = self.hosts
         ex = self.sg.this_actor.exec_init([hosts[h] for h in s.hosts], s.cpu, s.com)
+        self._load_on(j, s)
         ex.start()
         j.exec = ex
         j.exec_seq = next(self._seq)

@@ -46,7 +46,7 @@ class Job:
         "id", "workload", "local_id", "subtime", "res", "profile", "walltime", "json",
         "state", "start", "finish", "alloc", "alloc_str", "alloc_itv", "metadata", "return_code",
         "actor", "token", "steps", "step_index", "step_started", "exec", "first_host", "step_min",
-        "static", "exec_seq", "gone", "kill_requested",
+        "static", "exec_seq", "gone", "kill_requested", "load",
     )
 
     def __init__(self, spec, static=True):
@@ -73,6 +73,7 @@ class Job:
         self.step_started = 0.0
         self.exec = None
         self.exec_seq = 0  # creation order of its current SimGrid task (simultaneous ends)
+        self.load = None  # ((LinkOverload, transfers), ...) its current task adds (--link-overload)
         self.step_min = None
         self.first_host = 0
         self.static = static

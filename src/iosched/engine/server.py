@@ -73,6 +73,7 @@ from iosched.engine.ipp import (
     T_WALLTIME,
 )
 from iosched.engine.jobs import RUNNING, SUBMITTED, Job
+from iosched.engine.overload import OPTION as OVERLOAD_OPTION, LinkOverload
 from iosched.engine.platform import build_resources, validate_platform
 from iosched.engine.protocol import ProtocolMixin
 from iosched.engine.workload import load_workload
@@ -119,6 +120,11 @@ class EngineConfig:
         (:mod:`iosched.engine.protocol`, :mod:`iosched.engine.workload`).
     :param strict_batsim: accepted for the command line's
         ``--strict-batsim``, which is the default behaviour; no effect.
+    :param link_overloads: embedded-only extension (``--link-overload``,
+        needs ``embedded_extensions``): :class:`~iosched.engine.overload.OverloadCurve`
+        objects, each giving a link's capacity (bytes/s) against its
+        concurrent transfers (:mod:`iosched.engine.overload`). Empty (the
+        default): every link keeps its bandwidth, as in Batsim 4.2.1.
     :param peer: iosched extension (the in-process path,
         :mod:`iosched.engine.inproc`): a scheduler loaded in this process
         (:class:`~iosched.engine.inproc.Peer`), called by the server actor
@@ -132,7 +138,7 @@ class EngineConfig:
                  forward_profiles=False, sched_config="", sg_cfg=(), sg_log=(),
                  machine_state_tracing=True, quiet=True, sched_timeout=600.0, transcript=None,
                  direct_tasks=True, strict_batsim=True, progress_file=None, embedded_extensions=False,
-                 peer=None):
+                 peer=None, link_overloads=()):
         self.platform = platform
         self.workloads = list(workloads)
         self.export_prefix = export_prefix
@@ -157,6 +163,7 @@ class EngineConfig:
         self.strict_batsim = strict_batsim
         self.embedded_extensions = embedded_extensions
         self.peer = peer
+        self.link_overloads = tuple(link_overloads)
 
 
 def import_simgrid():
@@ -202,6 +209,10 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
 
     def __init__(self, cfg: EngineConfig):
         self.cfg = cfg
+        if cfg.link_overloads and not cfg.embedded_extensions:
+            raise InputError(f"{OVERLOAD_OPTION}: a link whose capacity depends on its load is an "
+                             "embedded-only feature (the real Batsim 4.2.1 has no such option); "
+                             "give --embedded-extensions to use it")
         self.workloads = [load_workload(p, f"w{i}") for i, p in enumerate(cfg.workloads)]
         self.profiles = {w.name: dict(w.profiles) for w in self.workloads}
         self.jobs: dict[str, Job] = {}
@@ -282,8 +293,29 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
             return float(latency) + size
 
         self.L_mm = lat(self.master, self.master)
+        self._setup_overloads(e)
         self.L_hm = [lat(h, self.master) for h in self.hosts]
         self.speeds = [float(h.speed) for h in self.hosts]
+
+    def _setup_overloads(self, engine):
+        """Attach each ``--link-overload`` curve to its SimGrid link.
+
+        :raises InputError: the platform has no link of that name.
+        """
+        links = {ln.name: ln for ln in engine.all_links}
+        hosts = self.hosts
+
+        def route_links(a, b):
+            try:
+                route, _ = hosts[a].route_to(hosts[b])
+            except Exception:
+                return set()
+            return {ln.name for ln in route}
+
+        for curve in self.cfg.link_overloads:
+            if curve.link not in links:
+                raise InputError(f"{OVERLOAD_OPTION}: {self.cfg.platform} has no link {curve.link!r}")
+            self.overloads.append(LinkOverload(curve, links[curve.link], route_links))
 
     # ------------------------------------------------------------ main entry
     def run(self) -> dict:

@@ -34,10 +34,21 @@ from typing import Mapping, Optional
 
 from iosched.errors import InputError
 
-__all__ = ["DECAY", "VarietyEstimator", "RecentThroughput"]
+__all__ = ["DECAY", "ARTIFACT_TAIL", "ARTIFACT_RUNTIME_UNIT", "ARTIFACT_RATE_UNIT", "VarietyEstimator",
+           "RecentThroughput"]
 
 #: Decay ``a`` of the exponentially weighted average (``pysimserv3.py``).
 DECAY = 0.2
+#: ``pysimserv3.py`` ``alt_analyze_job``: a job's measurement window ends 1 s
+#: after its end ("we take one second after the end"), so the observed
+#: runtime is the runtime + 1 s and the throughput bytes / (runtime + 1 s).
+ARTIFACT_TAIL = 1.0
+#: ``format_value`` with ``FACTORS["timelimit"] = 1/60``: the runtime
+#: estimate is sent to Slurm in whole minutes, rounded up (s).
+ARTIFACT_RUNTIME_UNIT = 60.0
+#: ``format_value`` with ``FACTORS["lustre"] = 10000 / 14000000``: the
+#: throughput estimate is sent in whole units of 1,400 bytes/s, rounded up.
+ARTIFACT_RATE_UNIT = 1400.0
 
 
 class _Average:
@@ -58,20 +69,43 @@ class _Average:
         return self.total / self.count
 
 
+def _round_up(x: float, unit: Optional[float]) -> float:
+    """``x`` rounded up to a multiple of ``unit`` (None: ``x``)."""
+    return x if unit is None else math.ceil(x / unit) * unit
+
+
 class VarietyEstimator:
     """Per-variety estimates of throughput (bytes/s) and runtime (s).
 
     :param decay: ``a`` in ``(0, 1]`` (default :data:`DECAY`).
-    :raises InputError: ``decay`` outside ``(0, 1]``.
+    :param tail: seconds (>= 0) added to every observed runtime, also in
+        the throughput's divisor (default 0; the artifact's
+        :data:`ARTIFACT_TAIL`).
+    :param runtime_unit: the runtime estimate is rounded up to a multiple
+        of this (s); None (default): not rounded (the artifact:
+        :data:`ARTIFACT_RUNTIME_UNIT`).
+    :param rate_unit: the same for the throughput estimate (bytes/s; the
+        artifact: :data:`ARTIFACT_RATE_UNIT`).
+    :raises InputError: ``decay`` outside ``(0, 1]``, a negative ``tail``, a
+        non-positive unit.
 
     Reusable by any family: feed :meth:`observe` with finished jobs, read
     :meth:`throughput` / :meth:`runtime`.
     """
 
-    def __init__(self, decay: float = DECAY):
+    def __init__(self, decay: float = DECAY, tail: float = 0.0, runtime_unit: Optional[float] = None,
+                 rate_unit: Optional[float] = None):
         if not (isinstance(decay, (int, float)) and 0 < decay <= 1):
             raise InputError(f"estimator: decay must be in (0, 1], got {decay!r}")
+        if not (isinstance(tail, (int, float)) and math.isfinite(tail) and tail >= 0):
+            raise InputError(f"estimator: tail must be a finite number >= 0 s, got {tail!r}")
+        for name, unit in (("runtime_unit", runtime_unit), ("rate_unit", rate_unit)):
+            if unit is not None and not (isinstance(unit, (int, float)) and math.isfinite(unit) and unit > 0):
+                raise InputError(f"estimator: {name} must be a finite number > 0, got {unit!r}")
         self.decay = float(decay)
+        self.tail = float(tail)
+        self.runtime_unit = runtime_unit
+        self.rate_unit = rate_unit
         self._rate: dict = {}
         self._runtime: dict = {}
         self.observations = 0
@@ -88,6 +122,7 @@ class VarietyEstimator:
         if not (math.isfinite(runtime) and runtime > 0):
             return
         a = self.decay
+        runtime += self.tail
         self._rate.setdefault(variety, _Average()).add(nbytes / runtime, a)
         self._runtime.setdefault(variety, _Average()).add(runtime, a)
         self.observations += 1
@@ -100,12 +135,12 @@ class VarietyEstimator:
         """Estimated average throughput (bytes/s) of a job of ``variety``; 0
         when untrained."""
         avg = self._rate.get(variety)
-        return 0.0 if avg is None else avg.value
+        return 0.0 if avg is None else _round_up(avg.value, self.rate_unit)
 
     def runtime(self, variety: str) -> Optional[float]:
         """Estimated runtime (s) of a job of ``variety``, None when untrained."""
         avg = self._runtime.get(variety)
-        return None if avg is None else avg.value
+        return None if avg is None else _round_up(avg.value, self.runtime_unit)
 
     def pretrain(self, samples: Mapping[str, Mapping[str, float]]) -> None:
         """Observe, once per variety, a job run alone: ``samples`` maps a

@@ -53,7 +53,8 @@ from iosched.run.supervise import (
     subreaper,
     watch,
 )
-from iosched.schedulers.registry import check_options, required_engine_args, resolve
+from iosched.sched.options import IO_RECORD
+from iosched.schedulers.registry import check_options, declared_options, required_engine_args, resolve
 
 __all__ = [
     "IN_PROCESS_FLAGS",
@@ -227,7 +228,7 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
                    engine_args=(), timeout=None, ready_timeout=DEFAULT_READY_TIMEOUT, quiet=True,
                    success_timeout=DEFAULT_SUCCESS_TIMEOUT,
                    failure_timeout=DEFAULT_FAILURE_TIMEOUT, cpu="auto",
-                   in_process=False) -> RunResult:
+                   in_process=False, io_record=True) -> RunResult:
     """Run one simulation: a pybatsim scheduler and an engine on a loopback port.
 
     *platform* is a SimGrid platform XML, *workload* a Batsim workload JSON
@@ -273,6 +274,14 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
     would use (not run); ``robin.yaml`` replays the run in robin's batexec
     mode (the engine command alone).
 
+    *io_record*: a scheduler of the core (a shipped one, whose options
+    :func:`iosched.schedulers.registry.declared_options` knows) gets the
+    option ``io_record`` = the output directory, unless *options* give it
+    (null: none), and writes its I/O record there at the end
+    (``io_phases.csv``, ``io_holds.csv``, ``io_inputs.csv``:
+    :mod:`iosched.sched.iorecord`, ``docs/outputs.md``); it changes no
+    decision. False: no record.
+
     Returns a :class:`RunResult`. Raises :class:`InputError` for bad
     arguments (missing file, unknown scheduler, bad timeout, bad *cpu*, options not a
     JSON object or holding a non-finite number, output directory that cannot be
@@ -301,6 +310,9 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
     sched_file, defaults = resolve_scheduler(scheduler)
     merged = {**defaults, **(options or {})}
     check_options(sched_file, merged)  # a typo fails here, before anything starts
+    out = Path(os.fspath(output_dir)).expanduser().resolve()
+    if io_record and IO_RECORD not in merged and declared_options(sched_file) is not None:
+        merged[IO_RECORD] = str(out)   # a core scheduler writes its I/O record there
     try:
         options_json = json.dumps(merged, allow_nan=False)
     except (TypeError, ValueError) as e:
@@ -312,7 +324,6 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
     engine_args = [os.fspath(a) for a in engine_args]
     engine_args += [a for a in required_engine_args(sched_file) if a not in engine_args]
 
-    out = Path(os.fspath(output_dir)).expanduser().resolve()
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:

@@ -22,7 +22,7 @@ execution. A family whose jobs run as dynamic phase jobs sets
 What a scheduler serves: :attr:`PybatsimScheduler.SERVES`, the parts of
 the I/O model (:data:`iosched.sched.ioplan.PARTS`) its family models. A job
 of another part (a *foreign* job, :meth:`PybatsimScheduler.is_foreign`) is,
-by default (option :data:`IO_FALLBACK` true), run the way an I/O-unaware
+by default (option :data:`~iosched.sched.options.IO_FALLBACK` true), run the way an I/O-unaware
 scheduler runs it: the family's policy orders and places it as a plain
 request of nodes (:meth:`PybatsimScheduler.foreign_job`: its walltime, its
 node count, its I/O unknown to the family's model), and the core's
@@ -50,32 +50,14 @@ from batsim.batsim import BatsimScheduler
 
 from iosched.errors import InputError
 from iosched.sched.core import Scheduler, plain_job
-from iosched.sched.executor import Executor, Plan, state_name
+from iosched.sched.executor import Executor, state_name
 from iosched.sched.ioplan import INPUTS, PARTS, PERIODIC, STATIC, Rules, part_of, pfs_of, plan_for, unserved
 from iosched.sched.iojob import NO_IO, PFS, read_io
 from iosched.sched.machine import Machine
-from iosched.sched.options import check_declared
+from iosched.sched.iorecord import IORecorder
+from iosched.sched.options import IO_RECORD, check_declared, fallback_option, with_core
 
-__all__ = ["PybatsimScheduler", "state_name", "IO_FALLBACK"]
-
-#: The option every scheduler declares: whether a job of a part its family
-#: has no model of runs as an I/O-unaware scheduler would run it (true, the
-#: default) or is rejected (false: strict).
-IO_FALLBACK = "io_fallback"
-#: Its description in the schedulers' ``OPTIONS``.
-IO_FALLBACK_HELP = ("run a job of an I/O part the family has no model of as an I/O-unaware "
-                    "scheduler would (true, default) or reject it (false)")
-
-
-def _fallback_option(options: dict, where: str) -> bool:
-    """The value of :data:`IO_FALLBACK` in ``options`` (default true).
-
-    :raises InputError: not a boolean.
-    """
-    value = options.get(IO_FALLBACK, True)
-    if not isinstance(value, bool):
-        raise InputError(f"{where}: option {IO_FALLBACK!r}: expected true or false, got {value!r}")
-    return value
+__all__ = ["PybatsimScheduler", "state_name"]
 
 
 class PybatsimScheduler(BatsimScheduler):
@@ -114,19 +96,20 @@ class PybatsimScheduler(BatsimScheduler):
     #: The family's encoding rules (:class:`iosched.sched.ioplan.Rules`).
     RULES: Rules = Rules()
 
-    def __init_subclass__(cls, **kwargs):
-        # every scheduler that declares its options declares IO_FALLBACK too
-        super().__init_subclass__(**kwargs)
-        if cls.OPTIONS is not None and IO_FALLBACK not in cls.OPTIONS:
-            cls.OPTIONS = {**cls.OPTIONS, IO_FALLBACK: IO_FALLBACK_HELP}
-
     def __init__(self, options=None):
         super().__init__(dict(options or {}))
         where = f"scheduler {type(self).__name__}"
-        check_declared(self.options, self.OPTIONS, where)
-        #: whether foreign jobs run (option :data:`IO_FALLBACK`) or are rejected
-        self.io_fallback = _fallback_option(self.options, where)
+        check_declared(self.options, with_core(self.OPTIONS), where)
+        #: whether foreign jobs run (option :data:`~iosched.sched.options.IO_FALLBACK`) or are rejected
+        self.io_fallback = fallback_option(self.options, where)
         self.executor = Executor(self, dynamic=self.DYNAMIC_JOBS)
+        folder = self.options.get(IO_RECORD)
+        if folder is not None and not isinstance(folder, str):
+            raise InputError(f"scheduler {type(self).__name__}: option {IO_RECORD}: expected a "
+                             f"folder path or null, got {folder!r}")
+        #: the I/O record (:class:`~iosched.sched.iorecord.IORecorder`), or None
+        self.io_record = IORecorder(folder) if folder else None
+        self.executor.record = self.io_record
         self._for_core = True
         self._io: dict = {}          # job id -> IOJob, from submission to start
         self._foreign: set = set()   # ids of the foreign jobs, from submission to start
@@ -244,11 +227,27 @@ class PybatsimScheduler(BatsimScheduler):
         """The PFS's resource id (default: the storage host named ``"pfs"``), or None."""
         return None
 
-    def run_plan(self, running) -> Plan | None:
-        """How a started job runs: :func:`iosched.sched.ioplan.plan_for` of
-        its I/O model (read at submission) and :meth:`allocation`, with the
-        family's :attr:`RULES`; a foreign job's (:meth:`is_foreign`) on the
-        placer's allocation with the default rules."""
+    def io_holds(self, running, io) -> tuple:
+        """What the family reserves for a started job beyond its nodes and
+        burst buffers, for the I/O record only
+        (:mod:`iosched.sched.iorecord`): ``(kind, node, amount, unit)``
+        tuples, e.g. ``(BANDWIDTH, "", 2e9, "bytes/s")`` (default: none)."""
+        return ()
+
+    def io_capacity(self, kind: str):
+        """The total of a hold ``kind`` (bytes per burst-buffer node,
+        bytes/s of the I/O bandwidth), for the I/O record, or None when the
+        family does not say (default)."""
+        return None
+
+    def run_plan(self, running) -> tuple:
+        """How a started job runs: ``(io, allocation, plan)``, its I/O model
+        (read at submission), :meth:`allocation` and
+        :func:`iosched.sched.ioplan.plan_for` of both with the family's
+        :attr:`RULES`; a foreign job's (:meth:`is_foreign`) on the placer's
+        allocation with the default rules (and, on a platform of several
+        storage hosts, a static job without inputs gets ``storage_mapping``
+        ``pfs`` -> the PFS)."""
         jid = running.job.id
         io = self._io.pop(jid, None)
         if io is None:
@@ -263,16 +262,20 @@ class PybatsimScheduler(BatsimScheduler):
                 # its profile's label "pfs" is the PFS (Batsim needs the
                 # mapping on a platform of several storage hosts)
                 alloc = alloc.with_io(storage_mapping={PFS: pfs})
-            return plan_for(io, alloc, running, storage=storage, pfs=pfs)
+            return io, alloc, plan_for(io, alloc, running, storage=storage, pfs=pfs)
         alloc = self.allocation(running, io)
-        return plan_for(io, alloc, running, storage=storage, pfs=self.pfs_id(), rules=self.RULES)
+        return io, alloc, plan_for(io, alloc, running, storage=storage, pfs=self.pfs_id(), rules=self.RULES)
 
     def launch(self, running) -> None:
         """Run a started job (a :class:`~iosched.sched.job.RunningJob`) by
         its :meth:`run_plan` (:meth:`Executor.start
-        <iosched.sched.executor.Executor.start>`); a static EXECUTE_JOB is
-        sent at the end of the pass."""
-        self.executor.start(running, self.run_plan(running))
+        <iosched.sched.executor.Executor.start>`; a static EXECUTE_JOB is
+        sent at the end of the pass), recorded when the I/O record is on."""
+        io, alloc, plan = self.run_plan(running)
+        if self.io_record is not None:
+            self.io_record.job_started(running, io, alloc, plan, self.io_holds(running, io),
+                                       self.io_capacity)
+        self.executor.start(running, plan)
 
     def after_pass(self, now: float) -> None:
         """Called after each scheduling pass, before the executor's own
@@ -327,6 +330,8 @@ class PybatsimScheduler(BatsimScheduler):
             self.logger.warning("nb_compute_resources=%s but %d compute resources listed",
                                 self.bs.nb_compute_resources, len(machine.compute))
         self.core.begin(machine, self.bs.time())
+        if self.io_record is not None:
+            self.io_record.begin(machine)
         self.logger.info("%s on compute resources %s", type(self).__name__, machine.compute)
 
     def onAfterBatsimInit(self):
@@ -343,7 +348,10 @@ class PybatsimScheduler(BatsimScheduler):
         jid = self.completed_id(job)
         if jid is not None:
             self._core_event()
-            self.core.end(jid, self.completed_state(job, jid), self.bs.time())
+            state = self.completed_state(job, jid)
+            if self.io_record is not None:
+                self.io_record.job_ended(jid, self.bs.time(), state)
+            self.core.end(jid, state, self.bs.time())
 
     def onJobsKilled(self, jobs):
         """JOB_KILLED: free the resources of the jobs still held."""
@@ -351,6 +359,8 @@ class PybatsimScheduler(BatsimScheduler):
             jid = self.completed_id(job)
             if jid is not None:
                 self._core_event()
+                if self.io_record is not None:
+                    self.io_record.job_ended(jid, self.bs.time(), state_name(job))
                 self.core.kill(jid, self.bs.time())
 
     def onRequestedCall(self):
@@ -380,5 +390,8 @@ class PybatsimScheduler(BatsimScheduler):
         executor.after_pass(now)
 
     def onSimulationEnds(self):
-        """SIMULATION_ENDS: the core logs its summary."""
+        """SIMULATION_ENDS: the core logs its summary; the I/O record is
+        written (option ``io_record``)."""
         self.core.finish()
+        if self.io_record is not None:
+            self.io_record.write()

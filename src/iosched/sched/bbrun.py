@@ -72,7 +72,7 @@ separate data-staging jobs instead (stated in ``docs/burst-buffers.md``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, NamedTuple, Sequence
 
 from procset import ProcSet
@@ -80,6 +80,7 @@ from procset import ProcSet
 from iosched.batsim.dynamic import PHASE_SEPARATOR, phase_job_id, phase_profile_name, run_job_id
 from iosched.batsim.jobs import NO_WALLTIME, local_id
 from iosched.errors import InputError
+from iosched.sched.executor import BB_TIER, COMPUTE_TIER, PFS_TIER, Flow
 from iosched.sched.iojob import DEFAULT_CHECKPOINT_FACTOR
 from iosched.sched.timeline import procset_of_ids
 
@@ -130,7 +131,9 @@ class RunSpec:
     :data:`iosched.batsim.dynamic.RUN_WORKLOAD`), ``alloc`` (ProcSet: compute nodes, burst-buffer
     nodes, PFS), ``res`` (int, ``len(alloc)``), ``walltime`` (s or -1),
     ``sequence`` (the composed profile's step names, in order), ``phases``
-    (number of compute phases), ``bb_per_storage`` (storage id -> bytes held).
+    (number of compute phases), ``bb_per_storage`` (storage id -> bytes held),
+    ``flows`` (step name -> tuple of :class:`~iosched.sched.executor.Flow`:
+    the bytes each step moves, for the I/O record).
     """
 
     job_id: str
@@ -142,6 +145,7 @@ class RunSpec:
     sequence: list
     phases: int
     bb_per_storage: dict
+    flows: dict = field(default_factory=dict)
 
 
 def bb_held(bb_of: Mapping[int, int], bb: float) -> dict:
@@ -273,7 +277,24 @@ def build_run(static_id: str, req, compute: Sequence[int], bb_of: Mapping[int, i
     profiles[local] = {"type": "composed", "repeat": 1, "seq": seq}
     wt = req.walltime if math.isfinite(req.walltime) else NO_WALLTIME
     return RunSpec(run_job_id(static_id), local, profiles, procset_of_ids(hosts), m, wt, seq, phases,
-                   held)
+                   held, _flows(names, held, ckpt / req.bb, req.com * len(compute) * (len(compute) - 1),
+                                pfs))
+
+
+def _flows(names: dict, held: dict, ckpt_share: float, network: float, pfs: int) -> dict:
+    """Step name -> the :class:`~iosched.sched.executor.Flow` tuple it moves
+    (the bytes of the matrices :func:`build_run` writes): ``held``
+    (storage id -> bytes held), ``ckpt_share`` (checkpoint bytes / bytes
+    held), ``network`` (bytes between the job's compute nodes per compute
+    phase)."""
+    net = (Flow("network", COMPUTE_TIER, COMPUTE_TIER, None, network),) if network > 0 else ()
+    drain = tuple(Flow("drain", BB_TIER, PFS_TIER, s, ckpt_share * b) for s, b in held.items())
+    return {names["si"]: tuple(Flow("stage_in", PFS_TIER, BB_TIER, s, b) for s, b in held.items()),
+            names["c"]: net,
+            names["k"]: tuple(Flow("checkpoint", COMPUTE_TIER, BB_TIER, s, ckpt_share * b)
+                              for s, b in held.items()),
+            names["cd"]: net + drain,
+            names["so"]: tuple(Flow("stage_out", BB_TIER, PFS_TIER, s, b) for s, b in held.items())}
 
 
 
@@ -338,7 +359,16 @@ def _run_on_pfs(static_id: str, req, compute: list, pfs: int, target: float, max
         profiles[names["cd"]] = {"type": "parallel", "cpu": Numbers(cpu), "com": Numbers(com)}
     profiles[local] = {"type": "composed", "repeat": 1, "seq": seq}
     wt = req.walltime if math.isfinite(req.walltime) else NO_WALLTIME
-    return RunSpec(run_job_id(static_id), local, profiles, procset_of_ids(hosts), m, wt, seq, phases, {})
+    n = len(compute)
+    network = req.com * n * (n - 1)
+    net = (Flow("network", COMPUTE_TIER, COMPUTE_TIER, None, network),) if network > 0 else ()
+    flows = {names["si"]: (Flow("read", PFS_TIER, COMPUTE_TIER, pfs, n * req.bb),),
+             names["c"]: net,
+             names["k"]: (Flow("checkpoint", COMPUTE_TIER, PFS_TIER, pfs, n * ckpt),),
+             names["cd"]: net,
+             names["so"]: (Flow("write", COMPUTE_TIER, PFS_TIER, pfs, n * req.bb),)}
+    return RunSpec(run_job_id(static_id), local, profiles, procset_of_ids(hosts), m, wt, seq, phases, {},
+                   flows)
 
 
 def phase_jobs(static_id: str, run: RunSpec) -> list:

@@ -53,14 +53,15 @@ REGISTER_JOB, NOTIFY registration_finished; EXECUTE_JOB ``mapping`` and
 from __future__ import annotations
 
 import heapq
-from typing import Iterable, Optional, Protocol
+from typing import Iterable, NamedTuple, Optional, Protocol
 
 from iosched.batsim.dynamic import (RUN_WORKLOAD, phase_job_id, phase_profile_name, run_job_id)
 from iosched.batsim.jobs import (COMPLETED_SUCCESSFULLY, COMPLETED_WALLTIME_REACHED, NO_WALLTIME,
                                  local_id)
 
-__all__ = ["Executor", "Plan", "Phase", "At", "Gate", "Run", "DEADLINE", "LEFT", "UNBOUNDED",
-           "RULES", "MIN_LEFT", "state_name"]
+__all__ = ["Executor", "Plan", "Phase", "Flow", "At", "Gate", "Run", "DEADLINE", "LEFT", "UNBOUNDED",
+           "RULES", "MIN_LEFT", "TIERS", "PFS_TIER", "BB_TIER", "DISK_TIER", "COMPUTE_TIER",
+           "state_name"]
 
 #: Walltime rule: each phase gets ``(start + walltime) - now`` (s), the
 #: job ends as ``COMPLETED_WALLTIME_REACHED`` when a phase completes at or
@@ -81,6 +82,18 @@ MIN_LEFT = 1e-6
 AT_TOLERANCE = 1e-9
 
 INF = float("inf")
+
+#: Storage tier: the parallel file system.
+PFS_TIER = "pfs"
+#: Storage tier: a burst-buffer (storage) node.
+BB_TIER = "burst_buffer"
+#: Storage tier: a compute node's local disk (``<node>_disk``).
+DISK_TIER = "local_disk"
+#: Not storage: the compute nodes themselves (their memory; a flow between
+#: two compute nodes is network traffic).
+COMPUTE_TIER = "compute"
+#: The tiers a :class:`Flow` names, in the order tables list them.
+TIERS = (PFS_TIER, BB_TIER, DISK_TIER, COMPUTE_TIER)
 
 
 def state_name(batsim_job) -> str:
@@ -117,6 +130,25 @@ class At:
         return f"At({self.time!r})"
 
 
+class Flow(NamedTuple):
+    """Bytes a phase (or a static job) moves from one tier to another: what
+    the I/O record writes (:mod:`iosched.sched.iorecord`); it changes nothing
+    of how the phase runs.
+
+    ``kind`` (``"stage_in"``, ``"network"``, ``"checkpoint"``, ``"drain"``,
+    ``"stage_out"``, ``"read"``, ``"write"``), ``src`` and ``dst`` (tiers,
+    :data:`TIERS`), ``storage`` (resource id of the storage host involved:
+    the burst-buffer node, the disk, the PFS; None between compute nodes),
+    ``bytes`` (bytes, the sum over the phase's executors).
+    """
+
+    kind: str
+    src: str
+    dst: str
+    storage: Optional[int]
+    bytes: float
+
+
 class Phase:
     """One dynamic job of a :class:`Plan`.
 
@@ -134,16 +166,20 @@ class Phase:
         job's walltime as given (locality's load phase, started with the job).
     :param parts: the composed encoding only: the step profiles (name ->
         dict) registered before ``profile`` (:meth:`Plan.composed_of`).
+    :param flows: the bytes the phase moves (a tuple of :class:`Flow`),
+        for the I/O record only (:func:`iosched.sched.ioplan.plan_for`
+        fills it).
     """
 
     __slots__ = ("profile", "resources", "storage_mapping", "gate", "index", "whole_walltime",
-                 "parts")
+                 "parts", "flows")
 
     def __init__(self, profile: dict, resources, storage_mapping: Optional[dict] = None, gate=None,
                  index: Optional[int] = None, whole_walltime: bool = False,
-                 parts: Optional[dict] = None):
+                 parts: Optional[dict] = None, flows: tuple = ()):
         self.profile, self.resources, self.storage_mapping = profile, resources, storage_mapping
         self.gate, self.index, self.whole_walltime, self.parts = gate, index, whole_walltime, parts
+        self.flows = flows
 
     def __repr__(self):
         return (f"<Phase {self.profile.get('type')} on {self.resources} gate={self.gate!r} "
@@ -184,12 +220,15 @@ class Plan:
         return cls(allocation=allocation)
 
     @classmethod
-    def composed_of(cls, profile: dict, parts: dict, resources, walltime: float) -> "Plan":
+    def composed_of(cls, profile: dict, parts: dict, resources, walltime: float,
+                    flows: tuple = ()) -> "Plan":
         """One dynamic job of the composed ``profile`` whose steps are
         ``parts`` (name -> profile dict, registered first, in order) on
-        ``resources`` (ProcSet), walltime ``walltime`` (s or -1): the
-        burst-buffer family's embedded-only encoding."""
-        return cls((Phase(profile, resources, parts=parts),), walltime, DEADLINE, composed=True)
+        ``resources`` (ProcSet), walltime ``walltime`` (s or -1), moving
+        ``flows`` (:class:`Flow`, for the I/O record): the burst-buffer
+        family's embedded-only encoding."""
+        return cls((Phase(profile, resources, parts=parts, flows=flows),), walltime, DEADLINE,
+                   composed=True)
 
     @property
     def is_static(self) -> bool:
@@ -226,12 +265,15 @@ class Executor:
 
     Public state: ``runs`` (static id -> :class:`Run` not ended), ``ended``
     (static id -> final state of the jobs run by phases), ``phases_started``
-    (number of dynamic jobs executed).
+    (number of dynamic jobs executed), ``record`` (None, or an
+    :class:`~iosched.sched.iorecord.IORecorder` told when each phase is
+    due, starts and ends; it reads, never decides).
     """
 
     def __init__(self, sched, dynamic: bool = False):
         self.sched = sched
         self.dynamic = dynamic
+        self.record = None
         self.runs: dict = {}
         self.ended: dict = {}
         self.phases_started = 0
@@ -274,6 +316,9 @@ class Executor:
             bs.execute_job(rjob)
             self._by_job[jid] = (run, 0)
             self.phases_started += 1
+            if self.record is not None:
+                self.record.phase_ready(sid, 0, running.start)
+                self.record.phase_started(sid, 0, None, phase, running.start)
             return
         self._next(run, 0, running.start)
 
@@ -286,6 +331,8 @@ class Executor:
     # ----------------------------------------------------------- phases
     def _next(self, run: Run, pos: int, now: float) -> None:
         """Phase ``pos`` of ``run`` is due: start it, or wait for its gate."""
+        if self.record is not None:
+            self.record.phase_ready(run.id, pos, now)
         gate = run.plan.phases[pos].gate
         if gate is None:
             self._execute(run, pos, now)
@@ -329,6 +376,8 @@ class Executor:
         bs.execute_job(rjob)
         self._by_job[jid] = (run, pos)
         self.phases_started += 1
+        if self.record is not None:
+            self.record.phase_started(sid, pos, k, phase, now)
 
     # ------------------------------------------------------- completion
     def completed(self, batsim_job) -> Optional[str]:
@@ -350,6 +399,8 @@ class Executor:
         phases = plan.phases
         gate = phases[pos].gate
         state = state_name(batsim_job)
+        if self.record is not None:
+            self.record.phase_ended(sid, pos, self.sched.bs.time(), state)
         if gate is not None and not isinstance(gate, At):
             now = self.sched.bs.time()
             for key in gate.release((sid, pos)):

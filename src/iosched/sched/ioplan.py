@@ -73,12 +73,13 @@ from procset import ProcSet
 from iosched.batsim.jobs import NO_WALLTIME, walltime_seconds
 from iosched.errors import InputError
 from iosched.sched.bbrun import RunRequest, build_run, phase_jobs
-from iosched.sched.executor import DEADLINE, LEFT, RULES, UNBOUNDED, At, Phase, Plan
+from iosched.sched.executor import (COMPUTE_TIER, DEADLINE, DISK_TIER, LEFT, PFS_TIER, RULES, UNBOUNDED,
+                                   At, Flow, Phase, Plan)
 from iosched.sched.iojob import PFS, IOJob
 
 __all__ = ["BURST_BUFFER", "PERIODIC", "INPUTS", "STATIC", "PARTS", "DYNAMIC_PARTS", "CACHED",
            "DISK_SUFFIX", "GB", "Rules", "part_of", "disk_host", "storage_id", "pfs_of", "unserved",
-           "plan_for"]
+           "plan_for", "input_sources", "static_flows"]
 
 #: The part ``io.burst_buffer`` (stage-in, compute and checkpoints, stage-out).
 BURST_BUFFER = "io.burst_buffer"
@@ -220,6 +221,34 @@ def unserved(io: IOJob, serves, scheduler: str, *, dynamic: bool,
     return None
 
 
+def input_sources(io: IOJob, allocation) -> dict:
+    """Where each input of ``io`` is read from under ``allocation``: file id
+    -> ``"pfs"``, a node name, :data:`CACHED` or an
+    :class:`~iosched.sched.executor.At` (``allocation.inputs``, by default
+    each input's first copy)."""
+    return {**_first_copies(io), **(allocation.inputs or {})}
+
+
+def static_flows(io: IOJob, allocation, storage: Mapping[int, str], pfs: Optional[int]) -> tuple:
+    """The bytes a static job moves as its I/O model declares them (its own
+    Batsim profile does the I/O, :data:`STATIC`): each input read from its
+    source (:func:`input_sources`; none for a cached one or one being
+    loaded) and ``writes.bytes`` to the PFS; a tuple of
+    :class:`~iosched.sched.executor.Flow` (bytes), for the I/O record."""
+    out = []
+    sources = input_sources(io, allocation)
+    for f in io.inputs:
+        src = sources[f.file]
+        if src == PFS:
+            out.append(Flow("read", PFS_TIER, COMPUTE_TIER, pfs, float(f.bytes)))
+        elif isinstance(src, str) and src != CACHED:
+            out.append(Flow("read", DISK_TIER, COMPUTE_TIER, storage_id(storage, disk_host(src)),
+                            float(f.bytes)))
+    if io.writes is not None and io.writes.bytes:
+        out.append(Flow("write", COMPUTE_TIER, PFS_TIER, pfs, float(io.writes.bytes)))
+    return tuple(out)
+
+
 def _walltime(running) -> float:
     """The job's walltime (s, inf if none)."""
     return walltime_seconds(getattr(running.job.batsim, "requested_time", None))
@@ -262,7 +291,7 @@ def plan_for(io: IOJob, allocation, running, *, storage: Optional[Mapping[int, s
         return _inputs(io, allocation, running, storage, pfs, rules, sid)
     sm = allocation.storage_mapping
     if sm is None and any(c != PFS for c in _first_copies(io).values()):
-        sources = {**_first_copies(io), **(allocation.inputs or {})}
+        sources = input_sources(io, allocation)
         sm = {}
         for name, src in sources.items():
             sm[name] = pfs if src == PFS else storage_id(storage, disk_host(src))
@@ -284,8 +313,10 @@ def _burst_buffer(io: IOJob, allocation, running, pfs, rules: Rules, sid: str) -
     run = build_run(sid, req, list(allocation.resources), bb_of, pfs)
     if rules.composed:
         parts = {name: p for name, p in run.profiles.items() if name != run.profile}
-        return Plan.composed_of(run.profiles[run.profile], parts, run.alloc, run.walltime)
-    phases = [Phase(profile, run.alloc) for _, _, profile in phase_jobs(sid, run)]
+        flows = tuple(f for step in run.sequence for f in run.flows[step])
+        return Plan.composed_of(run.profiles[run.profile], parts, run.alloc, run.walltime, flows)
+    phases = [Phase(profile, run.alloc, flows=run.flows[step])
+              for (_, _, profile), step in zip(phase_jobs(sid, run), run.sequence)]
     return Plan(phases, run.walltime, rules.rule or DEADLINE, counted=True)
 
 
@@ -295,11 +326,12 @@ def _periodic(io: IOJob, allocation, pfs: int, rules: Rules) -> Plan:
     first = ProcSet(min(resources))
     w, v = float(p.compute), float(p.bytes)
     phases = []
+    flows = (Flow("write", COMPUTE_TIER, PFS_TIER, pfs, v),)
     for _ in range(p.periods):
         phases.append(Phase({"type": "delay", "delay": w}, resources))
         phases.append(Phase({"type": "parallel_homogeneous_pfs", "bytes_to_read": 0.0,
                              "bytes_to_write": v, "storage": PFS}, first,
-                            storage_mapping={PFS: pfs}, gate=allocation.gate))
+                            storage_mapping={PFS: pfs}, gate=allocation.gate, flows=flows))
     return Plan(phases, rule=rules.rule or UNBOUNDED)
 
 
@@ -318,7 +350,7 @@ def _inputs(io: IOJob, allocation, running, storage, pfs, rules: Rules, sid: str
     rule = rules.rule or LEFT
     if not math.isfinite(wall):
         wall, rule = NO_WALLTIME, UNBOUNDED
-    sources = {**_first_copies(io), **(allocation.inputs or {})}
+    sources = input_sources(io, allocation)
     phases, wait = [], None
     for k, f in enumerate(io.inputs):
         src = sources[f.file]
@@ -332,15 +364,17 @@ def _inputs(io: IOJob, allocation, running, storage, pfs, rules: Rules, sid: str
             nbytes = float(np.float32(nbytes / GB)) * GB
         if src == PFS:
             label, sm = PFS, ({PFS: pfs} if len(storage) > 1 and pfs is not None else None)
+            flow = Flow("read", PFS_TIER, COMPUTE_TIER, pfs, nbytes)
         else:
             label, host = str(src), disk_host(src)
             disk = storage_id(storage, host)
             if disk is None:
                 raise InputError(f"job {sid}: {INPUTS} ({f.file}): no storage host {host!r}")
             sm = {label: disk}
+            flow = Flow("read", DISK_TIER, COMPUTE_TIER, disk, nbytes)
         phases.append(Phase({"type": "parallel_homogeneous_pfs", "bytes_to_read": nbytes,
                              "bytes_to_write": 0, "storage": label}, first, storage_mapping=sm,
-                            index=k, whole_walltime=not phases))
+                            index=k, whole_walltime=not phases, flows=(flow,)))
     phases.append(Phase({"type": "delay", "delay": float(delay)}, resources, gate=wait,
                         index=len(io.inputs)))
     return Plan(tuple(phases), wall, rule)

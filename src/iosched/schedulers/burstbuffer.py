@@ -91,6 +91,7 @@ from iosched.checks import option_number
 from iosched.errors import InputError
 from iosched.sched.adapter import PybatsimScheduler
 from iosched.sched.core import Scheduler
+from iosched.sched.executor import BB_TIER
 from iosched.sched.ioplan import BURST_BUFFER, Rules
 from iosched.sched.listschedule import ListSchedule, waiting_cost
 from iosched.sched.orders import fcfs, sjf
@@ -260,6 +261,13 @@ class Burstbuffer(PybatsimScheduler):
     def pfs_id(self):
         """The PFS's resource id (the placer's, option ``pfs``)."""
         return self.placer.pfs
+
+    def io_capacity(self, kind: str):
+        """For the I/O record: the bytes all burst-buffer nodes hold
+        (option ``bb_capacity`` per node)."""
+        if kind != BB_TIER or self.placer.topology is None:
+            return None
+        return self.capacity * len(self.placer.topology.bbs)
 
     def after_pass(self, now: float) -> None:
         """Periodic calls while jobs wait (option ``period``)."""

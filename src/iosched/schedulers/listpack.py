@@ -49,6 +49,7 @@ from iosched.listpack.packs import PackPolicy, order_key
 from iosched.sched.adapter import PybatsimScheduler
 from iosched.sched.core import Scheduler
 from iosched.sched.ioplan import PERIODIC
+from iosched.sched.iorecord import BANDWIDTH
 from iosched.sched.iojob import read_io
 from iosched.sched.orders import fcfs
 from iosched.sched.policies import Easy, Fcfs
@@ -189,6 +190,16 @@ class Listpack(PybatsimScheduler):
     def pfs_id(self):
         """The PFS's resource id (the storage host named by option ``pfs``)."""
         return self._pfs()
+
+    def io_holds(self, running, io) -> tuple:
+        """For the I/O record: the job's average bandwidth ``n v / T(B)``
+        (bytes/s), what io-list holds of the pool B and the packs sum
+        against B (Jeannot, Pallez & Vidal, the average constraint)."""
+        return ((BANDWIDTH, "", running.job.request.bandwidth(self.B), "bytes/s"),)
+
+    def io_capacity(self, kind: str):
+        """For the I/O record: B (bytes/s) for the bandwidth shares."""
+        return self.B if kind == BANDWIDTH else None
 
     def _overrun_due(self, now: float) -> bool:
         """Whether a running job's estimated end ``T_i(B)`` (not yet

@@ -34,6 +34,11 @@ Options (pybatsim ``-o`` JSON):
   of jobs run alone (``iosched workload pfsbw pretrain``); without
   it the estimator starts untrained;
 * ``decay`` -- the estimator's ``a`` (default 0.2);
+* ``estimates`` -- ``exact`` (default: runtime and bytes / runtime as
+  observed, unrounded; the paper's text) or ``artifact`` (as
+  ``pysimserv3.py`` reports them to Slurm: each observed runtime + 1 s, the
+  runtime estimate rounded up to whole minutes, the throughput up to units
+  of 1,400 bytes/s; docs/pfsbw.md);
 * ``measured`` -- use the measured current throughput ``R_now`` (default
   true); ``window`` -- its window (s, default 60);
 * ``overshoot`` -- adaptive: share of a regular job's ``r_j'`` allowed
@@ -67,21 +72,34 @@ from pathlib import Path
 
 from iosched.checks import option_number
 from iosched.errors import InputError
-from iosched.pfsbw.estimator import DECAY, RecentThroughput, VarietyEstimator
+from iosched.pfsbw.estimator import (
+    ARTIFACT_RATE_UNIT,
+    ARTIFACT_RUNTIME_UNIT,
+    ARTIFACT_TAIL,
+    DECAY,
+    RecentThroughput,
+    VarietyEstimator,
+)
 from iosched.pfsbw.policy import SlurmBackfill
 from iosched.pfsbw.trackers import POOL, AdaptiveTracker, IoAwareTracker, NodeTracker
 from iosched.sched.adapter import PybatsimScheduler, state_name
 from iosched.sched.core import Scheduler, plain_job
 from iosched.sched.ioplan import STATIC, disk_host
+from iosched.sched.iorecord import BANDWIDTH
 from iosched.sched.iojob import read_io
 from iosched.sched.orders import fcfs
 
-__all__ = ["Pfsbw", "POLICIES", "VARIANTS", "OPTIONS", "KNOWN_OPTIONS", "PfsRequest", "storage_needs"]
+__all__ = ["Pfsbw", "POLICIES", "VARIANTS", "ESTIMATES", "OPTIONS", "KNOWN_OPTIONS", "PfsRequest",
+           "storage_needs"]
 
 #: bytes in a GiB
 GIB = 2 ** 30
 POLICIES = ("slurm-backfill", "io-aware", "adaptive")
 VARIANTS = ("two-group", "naive")
+#: option ``estimates`` -> the estimator's rounding (VarietyEstimator's keywords)
+ESTIMATES = {"exact": {},
+             "artifact": {"tail": ARTIFACT_TAIL, "runtime_unit": ARTIFACT_RUNTIME_UNIT,
+                          "rate_unit": ARTIFACT_RATE_UNIT}}
 #: The options the scheduler reads (``iosched.sched.options``): name -> meaning
 #: (docs/pfsbw.md).
 OPTIONS = {
@@ -91,6 +109,7 @@ OPTIONS = {
     "backfill_max": "jobs reserved per pass (1 = EASY, unlimited = Slurm's default)",
     "pretrain": "JSON file of the job types run alone (pre-trained estimator)",
     "decay": "estimator decay a (0.2)",
+    "estimates": "exact (default) or artifact (runtime + 1 s, whole minutes, as py-sim-serv)",
     "measured": "hold the recently measured throughput as a block (true)",
     "window": "window of the measured throughput, s (60)",
     "overshoot": "h of Algorithm 7: share of a job's rate allowed over the target (0.5)",
@@ -206,8 +225,11 @@ class Pfsbw(PybatsimScheduler):
         self.backfill_max = math.inf if bmax in ("unlimited", None) else \
             option_number(opts, "backfill_max", 0, integer=True, minimum=0)
         self.overshoot = option_number(opts, "overshoot", 0.5, minimum=0, maximum=1)
+        estimates = opts.get("estimates", "exact")
+        if estimates not in ESTIMATES:
+            raise InputError(f"option 'estimates': {estimates!r} is unknown; expected one of {', '.join(ESTIMATES)}")
         self.estimator = VarietyEstimator(option_number(opts, "decay", DECAY, minimum=0, maximum=1,
-                                                        exclusive_minimum=True))
+                                                        exclusive_minimum=True), **ESTIMATES[estimates])
         measured = opts.get("measured", True)
         if not isinstance(measured, bool):
             raise InputError(f"option 'measured': expected true or false, got {measured!r}")
@@ -347,6 +369,18 @@ class Pfsbw(PybatsimScheduler):
         if sm is not None:
             return running.allocation.with_io(storage_mapping=sm)
         return running.allocation
+
+    def io_holds(self, running, io) -> tuple:
+        """For the I/O record: the job's estimated throughput ``r_j``
+        (bytes/s) when it starts, what the io-aware and adaptive trackers
+        hold against the limit (Goponenko et al., Algorithm 2; 0 while
+        its variety is untrained)."""
+        return ((BANDWIDTH, "", self.rate(running.job), "bytes/s"),)
+
+    def io_capacity(self, kind: str):
+        """For the I/O record: the limit ``R_limit`` (bytes/s) for the
+        throughput estimates."""
+        return self.limit if kind == BANDWIDTH else None
 
     def onJobCompletion(self, job):
         """JOB_COMPLETED: a successful job teaches the estimator its

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from iosched.errors import InputError
 from iosched.paths import LAUNCHERS_DIR, SCHEDULERS_DIR
-from iosched.sched.options import check_declared
+from iosched.sched.options import check_declared, with_core
 
 __all__ = ["SCHEDULERS", "SCHEDULERS_DIR", "ENGINE_FLAGS", "resolve",
            "required_engine_args", "declared_options", "check_options"]
@@ -130,7 +130,8 @@ def declared_options(name_or_path) -> dict | None:
     :param name_or_path: a key of :data:`SCHEDULERS`, or the path of one of
         the shipped launcher files (:data:`SCHEDULERS_DIR` or the source
         tree's ``schedulers/``).
-    :returns: the ``name -> description`` dict, or None for another file or
+    :returns: the ``name -> description`` dict (with the core's
+        :data:`~iosched.sched.options.CORE_OPTIONS`), or None for another file or
         a scheduler that declares nothing (its options are not checked here;
         the scheduler process still checks what it declares).
     :raises InputError: as :func:`resolve` (unknown name).
@@ -144,8 +145,7 @@ def declared_options(name_or_path) -> dict | None:
     # pybatsim's launcher: the class is named after the file (``module_to_class``)
     module = importlib.import_module(f"iosched.schedulers.{stem}")
     cls = getattr(module, stem[0].upper() + stem[1:], None)
-    declared = getattr(cls, "OPTIONS", None)
-    return dict(declared) if declared is not None else None
+    return with_core(getattr(cls, "OPTIONS", None))
 
 
 def check_options(name_or_path, options: dict) -> None:

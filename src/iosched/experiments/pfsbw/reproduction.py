@@ -20,7 +20,11 @@ Workloads: ``w1``/``w2`` with the paper's 600 s sleep jobs, and ``w1-s60``
 / ``w2-s60`` with 60 s sleep jobs (see ``docs/pfsbw.md`` for why). With
 ``--repeats N --noise x``, Workload 2 is also run ``N`` times with seeded
 transfer-efficiency noise (seeds 1..N) with the configurations of the
-paper's Fig. 6, and the medians are reported.
+paper's Fig. 6, and the medians are reported. With ``--overload SPEC``
+(e.g. :data:`iosched.experiments.pfsbw.workload.OVERLOAD`), every run
+(curve and pre-training included) is on a file system whose capacity drops
+under overload (embedded engine only, ``--link-overload``); without it, on
+the linear platform of the earlier results.
 """
 
 from __future__ import annotations
@@ -35,8 +39,10 @@ import pandas as pd
 
 from iosched.analysis.plots import new_figure, save_png
 from iosched.api import simulate
+from iosched.errors import InputError
 from iosched.experiments.pfsbw import workload as pw
 from iosched.paths import PLATFORMS_DIR, scratch
+from iosched.schedulers.pfsbw import ESTIMATES
 from iosched.workloads.writer import write_workload
 from iosched.sched.iojob import read_io
 
@@ -122,8 +128,8 @@ def _plot(name: str, runs: dict, out: Path) -> Path:
     return save_png(fig, out / f"{name}.png")
 
 
-def _curve(platform: Path, out: Path, tmp: Path) -> None:
-    rows = pw.measure_curve(platform, tmp)
+def _curve(platform: Path, out: Path, tmp: Path, engine_args=()) -> None:
+    rows = pw.measure_curve(platform, tmp, engine_args=engine_args)
     df = pd.DataFrame(rows, columns=["concurrent_jobs", "total_bytes_per_s", "job_runtime_s"])
     df["total_GiB_per_s"] = df["total_bytes_per_s"] / GIB
     df[["concurrent_jobs", "total_GiB_per_s", "job_runtime_s"]].to_csv(out / "curve.csv", index=False,
@@ -139,9 +145,13 @@ def _curve(platform: Path, out: Path, tmp: Path) -> None:
 
 
 def run_all(out: Path, platform: Path, tmp: Path, names=tuple(WORKLOADS), configs=tuple(CONFIGS),
-            repeats: int = 0, noise: float = 0.0, log=print) -> pd.DataFrame:
-    """Run every configuration on every workload; write the outputs listed
-    in the module documentation and return the makespan table."""
+            repeats: int = 0, noise: float = 0.0, log=print, engine_args=(),
+            estimates: str = "exact") -> pd.DataFrame:
+    """Run every configuration on every workload (engine arguments
+    ``engine_args``, e.g. :func:`iosched.experiments.pfsbw.workload.overload_args`;
+    the io-aware and adaptive schedulers' option ``estimates``); write the
+    outputs listed in the module documentation and return the makespan
+    table."""
     out.mkdir(parents=True, exist_ok=True)
     tmp.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -157,7 +167,7 @@ def run_all(out: Path, platform: Path, tmp: Path, names=tuple(WORKLOADS), config
             nbytes = {j["id"]: read_io(j, f"job {j['id']}").writes.bytes for j in wl["jobs"]}
             pre_path = out / f"pretrain_{name}.json"
             if seed == 0:
-                pre = pw.pretrain_samples(platform, wl, tmp / "pre")
+                pre = pw.pretrain_samples(platform, wl, tmp / "pre", engine_args)
                 pre_path.write_text(json.dumps(pre, indent=1, sort_keys=True) + "\n")
             for label in configs:
                 if seed and label not in FIGURE["w2"]:
@@ -166,8 +176,10 @@ def run_all(out: Path, platform: Path, tmp: Path, names=tuple(WORKLOADS), config
                 opts = dict(opts)
                 if pretrained and sched != "slurm-backfill":
                     opts["pretrain"] = str(pre_path)
+                if estimates != "exact" and sched != "slurm-backfill":
+                    opts["estimates"] = estimates
                 t0 = time.perf_counter()
-                jobs = simulate(platform, wpath, sched, opts)
+                jobs = simulate(platform, wpath, sched, opts, engine_args=engine_args)
                 wall = time.perf_counter() - t0
                 ok = int((jobs["final_state"] == "COMPLETED_SUCCESSFULLY").sum())
                 mk = float(jobs["finish_time"].max())
@@ -224,8 +236,18 @@ def _markdown(t: pd.DataFrame) -> str:
               help="noisy repetitions of Workload 2 (medians)")
 @click.option("--noise", type=float, default=0.2, show_default=True)
 @click.option("--no-curve", is_flag=True)
-def repro_command(out, platform, tmp, workloads, repeats, noise, no_curve):
+@click.option("--overload", default="", metavar="SPEC",
+              help="a file system whose capacity drops under overload (embedded engine only): "
+                   f"{', '.join(pw.OVERLOADS)} or LINK:BW@N,...; default: linear sharing")
+@click.option("--estimates", type=click.Choice(sorted(ESTIMATES)), default="exact", show_default=True,
+              help="the io-aware and adaptive schedulers' estimates: exact (the paper's text) or artifact "
+                   "(rounded as py-sim-serv reports them)")
+def repro_command(out, platform, tmp, workloads, repeats, noise, no_curve, overload, estimates):
     """Run the reproduction and write its tables and figures to OUT."""
+    try:
+        engine_args = pw.overload_args(overload)
+    except InputError as exc:
+        raise click.ClickException(f"--overload: {exc}") from None
     out, tmp = Path(out), Path(tmp)
     out.mkdir(parents=True, exist_ok=True)
     names = [w for w in workloads.split(",") if w]
@@ -233,6 +255,7 @@ def repro_command(out, platform, tmp, workloads, repeats, noise, no_curve):
     if bad:
         raise click.ClickException(f"--workloads: unknown {bad}; expected {', '.join(WORKLOADS)}")
     if not no_curve:
-        _curve(Path(platform), out, tmp / "curve")
-    table = run_all(out, Path(platform), tmp, names, repeats=repeats, noise=noise)
+        _curve(Path(platform), out, tmp / "curve", engine_args)
+    table = run_all(out, Path(platform), tmp, names, repeats=repeats, noise=noise,
+                    engine_args=engine_args, estimates=estimates)
     click.echo(_markdown(table))

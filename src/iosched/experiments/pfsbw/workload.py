@@ -18,7 +18,11 @@ platform XML link offers only ``SHARED``, ``SPLITDUPLEX`` (``FULLDUPLEX``),
 ``FATPIPE`` and ``WIFI``, all linear; SimGrid's ``NONLINEAR`` policy (a
 callback giving capacity against load) exists only through the C++/Python
 API (``Link::set_sharing_policy``), which Batsim 4.2.1 does not call, so it
-would run on the embedded engine only. ``node_bw`` is chosen so that a
+would run on the embedded engine only. That extension exists
+(``--link-overload``, :mod:`iosched.engine.overload`, with
+``--embedded-extensions``): :data:`OVERLOAD`, :data:`OVERLOAD_LONGTERM` and
+:data:`OVERLOAD_FIG4` are three readings of the paper's overloaded Lustre on the ``pfs_link``
+(:func:`overload_args`); the linear platform stays the default. ``node_bw`` is chosen so that a
 write x8 job alone writes at 3.75 GiB/s: "fewer than six" of them fit under
 the 20 GiB/s limit when pre-trained (Section VI).
 
@@ -57,6 +61,7 @@ import numpy as np
 from iosched.api import simulate
 from iosched.checks import MAX_TIME, argument, check_output_file
 from iosched.clicommon import OneLineErrorCommand
+from iosched.engine.overload import parse_overload
 from iosched.errors import InputError, one_line
 from iosched.experiments.platforms import GIB, PFSBW_CORES, PFSBW_NODE_BW, PFSBW_PFS_BW, PFSBW_THREAD_BW
 from iosched.paths import scratch
@@ -64,8 +69,9 @@ from iosched.run.result import RunError
 from iosched.sched.iojob import IOJob, Writes, read_io, to_json
 from iosched.workloads.writer import write_workload
 
-__all__ = ["GIB", "NODE_BW", "PFS_BW", "WALLTIME", "SLEEP", "workload",
-           "workload1", "workload2", "measure_curve", "pretrain_samples"]
+__all__ = ["GIB", "NODE_BW", "PFS_BW", "WALLTIME", "SLEEP", "OVERLOAD", "OVERLOAD_LONGTERM", "OVERLOAD_FIG4",
+           "OVERLOADS", "overload_args", "workload", "workload1", "workload2", "measure_curve",
+           "pretrain_samples"]
 
 #: Rate of one writing thread (a core's link, bytes/s).
 THREAD_BW = PFSBW_THREAD_BW
@@ -81,6 +87,25 @@ WALLTIME = 900.0
 SLEEP = 600.0
 #: Bytes written by one thread of a write job.
 THREAD_BYTES = 10 * GIB
+
+#: The file system under overload (``--link-overload`` of the embedded
+#: engine), the issue's reading: the capacity of ``pfs_link`` against its
+#: concurrent write jobs is 20 GiB/s up to 5 ("fewer than six" write x8
+#: jobs, Section VI), then 1 GiB/s less per job down to 15 GiB/s from 10
+#: jobs on (Section V: about 20 GiB/s "short-term", about 15 GiB/s
+#: "long-term"). The shape is read from the paper's text (docs/pfsbw.md).
+OVERLOAD = "pfs_link:20GiB@5,15GiB@10"
+#: The "long-term" reading: 20 GiB/s up to 4 writers, 17.5 GiB/s for 5
+#: (below the 5 x 3.75 GiB/s they demand: five write x8 jobs already
+#: congest, as Section VI tells of io-aware 20), 15 GiB/s from 6 on.
+OVERLOAD_LONGTERM = "pfs_link:20GiB@4,15GiB@6"
+#: The Fig. 4 reading (docs/pfsbw.md: the paper's best reading): the
+#: throughput "levels up near" 15 GiB/s as soon as the writers could ask for
+#: more, i.e. 15 GiB/s from 5 write x8 jobs on (up to 4, their nodes bound
+#: them to 15 GiB/s anyway).
+OVERLOAD_FIG4 = "pfs_link:20GiB@4,15GiB@5"
+#: Named file-system models of ``--overload`` (:func:`overload_args`).
+OVERLOADS = {"linear": "", "issue": OVERLOAD, "long-term": OVERLOAD_LONGTERM, "fig4": OVERLOAD_FIG4}
 
 WAVES_1 = ((8, 30), ("sleep", 60))
 WAVES_2 = ((8, 30), (6, 30), (4, 30), (2, 70), (1, 120), ("sleep", 30))
@@ -147,31 +172,48 @@ def workload2(waves: int = 5, sleep: float = SLEEP, noise: float = 0.0, seed: in
     return workload(waves, WAVES_2, sleep, noise=noise, seed=seed)
 
 
-def _run(platform, wl: dict, tmp: Path, name: str):
+def overload_args(spec: str | None) -> list:
+    """The engine arguments of a file system under overload: ``[]`` for
+    None, ``""`` or ``"linear"`` (linear sharing, the default), else
+    ``--embedded-extensions --link-overload=SPEC`` with SPEC a name of
+    :data:`OVERLOADS` or a curve (the syntax of
+    :func:`iosched.engine.overload.parse_overload`, e.g. :data:`OVERLOAD`).
+
+    :raises InputError: a bad SPEC (one line naming the option).
+    """
+    spec = OVERLOADS.get(spec, spec) if spec else spec
+    if not spec:
+        return []
+    parse_overload(spec)
+    return ["--embedded-extensions", f"--link-overload={spec}"]
+
+
+def _run(platform, wl: dict, tmp: Path, name: str, engine_args=()):
     tmp.mkdir(parents=True, exist_ok=True)
     path = tmp / f"{name}.json"
     write_workload(wl, path)
-    return simulate(platform, path, "slurm-backfill", output_dir=tmp / name)
+    return simulate(platform, path, "slurm-backfill", output_dir=tmp / name, engine_args=engine_args)
 
 
-def measure_curve(platform, tmp, max_jobs: int = 15, k: int = 8) -> list:
+def measure_curve(platform, tmp, max_jobs: int = 15, k: int = 8, engine_args=()) -> list:
     """Total write throughput (bytes/s) of ``n = 1..max_jobs`` write xk jobs
-    started together on the engine (scheduler ``slurm-backfill``): ``n *
-    bytes / (last finish - first start)``. Returns ``[(n, bytes/s, runtime s
-    of the slowest job)]``."""
+    started together on the engine (scheduler ``slurm-backfill``; engine
+    arguments ``engine_args``, e.g. :func:`overload_args`): ``n * bytes /
+    (last finish - first start)``. Returns ``[(n, bytes/s, runtime s of the
+    slowest job)]``."""
     tmp = Path(tmp)
     out = []
     for n in range(1, max_jobs + 1):
         wl = workload(1, ((k, n),))
-        jobs = _run(platform, wl, tmp, f"curve{n}")
+        jobs = _run(platform, wl, tmp, f"curve{n}", engine_args)
         span = float(jobs["finish_time"].max() - jobs["starting_time"].min())
         out.append((n, n * k * THREAD_BYTES / span, float(jobs["execution_time"].max())))
     return out
 
 
-def pretrain_samples(platform, workload_dict: dict, tmp) -> dict:
-    """Run one job of each variety of a workload alone (scheduler ``slurm-backfill``)
-    and return ``{variety: {"bytes": bytes_written, "runtime": s}}`` -- the
+def pretrain_samples(platform, workload_dict: dict, tmp, engine_args=()) -> dict:
+    """Run one job of each variety of a workload alone (scheduler ``slurm-backfill``,
+    engine arguments ``engine_args``) and return ``{variety: {"bytes": bytes_written, "runtime": s}}`` -- the
     paper's pre-training ("representative jobs are run in isolation").
 
     :raises InputError: the workload has no ``jobs``/``nb_res``/``profiles``,
@@ -198,7 +240,7 @@ def pretrain_samples(platform, workload_dict: dict, tmp) -> dict:
     for variety, (job, nbytes) in sorted(seen.items()):
         wl = {"nb_res": workload_dict["nb_res"], "jobs": [dict(job, id="0")],
               "profiles": {job["profile"]: workload_dict["profiles"][job["profile"]]}}
-        jobs = _run(platform, wl, tmp, f"pretrain_{variety}")
+        jobs = _run(platform, wl, tmp, f"pretrain_{variety}", engine_args)
         out[variety] = {"bytes": float(nbytes),
                         "runtime": float(jobs["execution_time"].iloc[0])}
     return out
@@ -248,12 +290,15 @@ def w2_cmd(out, waves, sleep, noise, seed):
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("-p", "--platform", "platform", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--tmp", default=str(scratch("pfsbw-curve")), show_default=True)
-def curve_cmd(out, platform, tmp):
+@click.option("--overload", default="", metavar="SPEC",
+              help=f"the file system under overload (embedded engine only): {', '.join(OVERLOADS)} or "
+                   "LINK:BW@N,... (default: linear)")
+def curve_cmd(out, platform, tmp, overload):
     """Measure total throughput against 1..15 concurrent write x8 jobs (CSV)."""
     check_output_file(out)
     Path(tmp).mkdir(parents=True, exist_ok=True)
     try:
-        rows = measure_curve(platform, tmp)
+        rows = measure_curve(platform, tmp, engine_args=overload_args(overload))
     except (InputError, RunError) as exc:
         raise click.ClickException(f"curve: {one_line(exc)}") from None
     with open(out, "w") as f:
