@@ -5,11 +5,16 @@ Each family's small workload, written by its generator
 its family's platform under the baseline ``easy``, its own scheduler and
 every other family's scheduler (one policy each; the burst-buffer one on
 the dragonfly, the only platform with burst-buffer nodes). Every run ends with status
-0 and every submitted job in exactly one terminal state; a scheduler that
-cannot serve a job's I/O model rejects it with a logged one-line reason
-naming the job and the part; the others complete. A job served by two
-schedulers does the same I/O under both (the bytes its dynamic jobs'
-profiles read and write, or its static profile).
+0 and every submitted job in exactly one terminal state. A job of a part
+the scheduler's family has no model of runs as an I/O-unaware scheduler
+would (option ``io_fallback``, default true); what the family's own code
+cannot take (a multi-node job under the one-node families, a job without
+walltime under locality's planner, a node-local copy on a platform without
+disks) is rejected with a logged one-line reason; with ``io_fallback:
+false`` every job outside the family's model is rejected with the reason
+naming the job and the part. A job served by two schedulers does the same
+I/O under both (the bytes its dynamic jobs' profiles read and write, or
+its static profile).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from types import SimpleNamespace
 
 from procset import ProcSet
 
+import pandas as pd
 import pytest
 
 from iosched.api import simulate
@@ -35,7 +41,7 @@ from iosched.sched.iojob import PFS, read_io
 from iosched.sched.placer import Allocation
 from iosched.workloads.writer import write_workload
 
-#: One policy per family (registered names) and the parts each serves.
+#: One policy per family (registered names) and the parts its family models.
 SCHEDULERS = {
     "easy": {PERIODIC, INPUTS, "static"},
     "sjf-bb": {BURST_BUFFER},
@@ -120,14 +126,23 @@ def _running(jid: str, job_json: dict, nb_res: int, start: float = 0.0):
     return SimpleNamespace(job=SimpleNamespace(id=jid, nb_res=nb_res, batsim=batsim), start=start)
 
 
-def _run(platform, workload, name, out):
+def _run(platform, workload, name, out, options=None):
     """The merged jobs table of one in-process run, and the rejection lines
     the scheduler logged (``rejecting job ID: REASON``, in the engine's log)."""
-    df = simulate(platform, workload, name, output_dir=out, engine_args=["--enable-dynamic-jobs"],
-                  in_process=True)
+    df = simulate(platform, workload, name, options, output_dir=out,
+                  engine_args=["--enable-dynamic-jobs"], in_process=True)
     log = (out / "engine.log").read_text()
     reasons = [line.split("] ", 1)[1] for line in log.splitlines() if "] rejecting job " in line]
     return df, reasons
+
+
+#: What a family's own code cannot take, whatever the fallback (the end of
+#: the logged reason): a job on more cores than a node has (locality, dad),
+#: a job without walltime (locality's planner), a copy on a node's disk on
+#: a platform without disks.
+IMPOSSIBLE = ("(a locality job runs on one node)", "but the largest node has 1",
+              "a walltime is needed (the locality planner holds a job's cores until start + walltime)",
+              "_disk'")
 
 
 def _expected_parts(workload: Path) -> dict:
@@ -135,41 +150,117 @@ def _expected_parts(workload: Path) -> dict:
     return {str(j["id"]): part_of(read_io(j, f"job {j['id']}")) for j in wl["jobs"]}
 
 
+def _check_run(family, tmp_path, name, options, parts):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    platform, workload = FAMILIES[family](tmp_path)
+    where = platform
+    if name == "sjf-bb" and family != "bb":
+        # the burst-buffer placer needs a platform with burst-buffer
+        # nodes (it says so in one line at SIMULATION_BEGINS otherwise)
+        where = tmp_path / "dragonfly96.xml"
+        where.write_text(platforms.dragonfly96_xml())
+    df, reasons = _run(where, workload, name, tmp_path / f"{name}-{bool(options)}", options)
+    rows = df[df["job_id"].astype(str).isin(parts)]
+    # every submitted job ends in exactly one terminal state
+    assert sorted(rows["job_id"].astype(str)) == sorted(parts), name
+    assert set(rows["final_state"]) <= TERMINAL, (name, set(rows["final_state"]))
+    states = dict(zip(rows["job_id"].astype(str), rows["final_state"]))
+    why = {}
+    for jid, state in states.items():
+        if state == "REJECTED":
+            line = [r for r in reasons if r.startswith(f"rejecting job w0!{jid}: ")]
+            assert len(line) == 1, (name, jid, line)
+            why[jid] = line[0].split(": ", 1)[1]
+    return states, why
+
+
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_each_family_workload_under_every_family_scheduler(family, tmp_path):
+    """Fallback on (the default): every job runs unless the family's own
+    code cannot take it (:data:`IMPOSSIBLE`); under its own family's
+    scheduler and under ``easy`` every job completes."""
+    platform, workload = FAMILIES[family](tmp_path)
+    parts = _expected_parts(workload)
+    assert parts and (set(parts.values()) == {BURST_BUFFER}) == (family == "bb")
+    own = {"bb": "sjf-bb", "listpack": "io-list", "locality": "loc-lea", "dad": "dad",
+           "pfsbw": "slurm-backfill"}[family]
+    for name in SCHEDULERS:
+        states, why = _check_run(family, tmp_path / name, name, None, parts)
+        for jid, reason in why.items():
+            assert reason.endswith(IMPOSSIBLE), (name, jid, reason)
+            assert not reason.endswith("_disk'") or reason.startswith("static: the platform has no storage host")
+        if name in (own, "easy"):
+            assert set(states.values()) == {"COMPLETED_SUCCESSFULLY"}, (name, states)
+
+
+@pytest.mark.parametrize("family", ["bb", "listpack", "pfsbw"])
+def test_strict_mode_rejects_what_the_family_has_no_model_of(family, tmp_path):
+    """``io_fallback: false``: a job of a part not modelled is rejected with
+    the reason :func:`unserved` gives (the behaviour before the fallback)."""
     platform, workload = FAMILIES[family](tmp_path)
     parts = _expected_parts(workload)
     ios = {str(j["id"]): read_io(j, f"job {j['id']}") for j in json.loads(workload.read_text())["jobs"]}
-    assert parts and (set(parts.values()) == {BURST_BUFFER}) == (family == "bb")
-    for name, serves in SCHEDULERS.items():
-        where = platform
-        if name == "sjf-bb" and family != "bb":
-            # the burst-buffer placer needs a platform with burst-buffer
-            # nodes (it says so in one line at SIMULATION_BEGINS otherwise)
-            where = tmp_path / "dragonfly96.xml"
-            where.write_text(platforms.dragonfly96_xml())
-        df, reasons = _run(where, workload, name, tmp_path / name)
-        rows = df[df["job_id"].astype(str).isin(parts)]
-        # every submitted job ends in exactly one terminal state
-        assert sorted(rows["job_id"].astype(str)) == sorted(parts), name
-        assert set(rows["final_state"]) <= TERMINAL, (name, set(rows["final_state"]))
-        for jid, state in zip(rows["job_id"].astype(str), rows["final_state"]):
+    for name in ("easy", "io-list", "slurm-backfill"):
+        serves = SCHEDULERS[name]
+        states, why = _check_run(family, tmp_path / name, name, {"io_fallback": False}, parts)
+        for jid, state in states.items():
+            assert (state == "REJECTED") == (parts[jid] not in serves), (name, jid, state)
             if state == "REJECTED":
-                # one logged line naming the job and the part (or, for dad,
-                # its own reader's reason: no replica on a node)
-                line = [r for r in reasons if r.startswith(f"rejecting job w0!{jid}: ")]
-                assert len(line) == 1, (name, jid, line)
-                why = line[0].split(": ", 1)[1]
-                if parts[jid] in serves:
-                    assert name == "dad" and "no copy on a node-local disk" in why, why
-                else:
-                    logged = LOGGED_NAME.get(name, name)
-                    assert why == unserved(ios[jid], serves, logged, dynamic=True, storage={0: "pfs"}), why
-                    assert why.startswith(f"{parts[jid]}: scheduler {logged} ") or \
-                        why.startswith("io: a static job (no io.burst_buffer"), why
-            no_replica = any(set(f.copies) <= {"pfs"} for f in ios[jid].inputs)
-            assert (state == "REJECTED") == (parts[jid] not in serves or
-                                             (name == "dad" and no_replica)), (name, jid, state)
+                assert why[jid] == unserved(ios[jid], serves, name, dynamic=True, storage={0: "pfs"})
+                assert why[jid].startswith(f"{parts[jid]}: scheduler {name} ") or \
+                    why[jid].startswith("io: a static job (no io.burst_buffer"), why[jid]
+
+
+def test_a_burst_buffer_job_without_placer_does_its_io_on_the_pfs(tmp_path):
+    """A burst-buffer job under ``easy`` (no burst-buffer placer) completes;
+    its phases read its bytes from the PFS, write each checkpoint and its
+    output to the PFS, with no burst-buffer node among its hosts."""
+    platform, workload = FAMILIES["bb"](tmp_path)
+    wl = json.loads(workload.read_text())
+    j = max(wl["jobs"], key=lambda j: j["io"]["compute"].get("flops", 0))
+    io = read_io(j, "job")
+    n = int(j["res"])
+    plan = plan_for(io, Allocation(ProcSet((0, n - 1))), _running(f"w0!{j['id']}", j, n), storage={n: "pfs"})
+    assert not plan.is_static
+    m = n + 1          # the compute nodes and the PFS (id n, the last host)
+    bb, ckpt = io.burst_buffer.bytes, int(io.burst_buffer.checkpoint_factor * io.burst_buffer.bytes)
+    to_pfs = [sum(ph.profile["com"][c * m + n] for c in range(n)) for ph in plan.phases]
+    from_pfs = [sum(ph.profile["com"][n * m + c] for c in range(n)) for ph in plan.phases]
+    phases = len(plan.phases)
+    assert phases >= 5        # stage-in, compute, checkpoint, compute, stage-out at least
+    assert from_pfs[0] == pytest.approx(n * bb) and to_pfs[-1] == pytest.approx(n * bb)
+    assert to_pfs[1:-1] == [pytest.approx(n * ckpt) if k % 2 == 0 else 0 for k in range(1, phases - 1)]
+    assert sum(from_pfs[1:]) == 0
+    df, reasons = _run(platform, workload, "easy", tmp_path / "easy")
+    rows = df[df["job_id"].astype(str) == str(j["id"])]
+    assert list(rows["final_state"]) == ["COMPLETED_SUCCESSFULLY"] and not reasons
+
+
+def test_a_periodic_job_under_locality_finishes(tmp_path):
+    """A periodic job on one node's cores, with a walltime, runs under
+    ``loc-lea`` (its periods and writes to the PFS); a multi-node one stays
+    rejected with locality's reason; strict mode rejects both by part."""
+    (tmp_path / "p.xml").write_text(platforms.locality_xml(2, 4, 1e9, 128e9, "paper"))
+    per = {"periods": 3, "compute": 10.0, "bytes": 1e8, "to": "pfs"}
+    jobs = [{"id": "1", "subtime": 0, "res": 2, "walltime": 1000, "profile": "d", "io": {"periodic": per}},
+            {"id": "2", "subtime": 0, "res": 6, "walltime": 1000, "profile": "d", "io": {"periodic": per}}]
+    (tmp_path / "w.json").write_text(json.dumps({"nb_res": 8, "jobs": jobs,
+                                                 "profiles": {"d": {"type": "delay", "delay": 1}}}))
+    df, reasons = _run(tmp_path / "p.xml", tmp_path / "w.json", "loc-lea", tmp_path / "on")
+    state = dict(zip(df["job_id"].astype(str), df["final_state"]))
+    assert state["1"] == "COMPLETED_SUCCESSFULLY" and state["2"] == "REJECTED"
+    assert reasons == ["rejecting job w0!2: requests 6 cores but a node has 4 (a locality job runs on one node)"]
+    out = pd.read_csv(tmp_path / "on" / "out_jobs.csv", dtype={"job_id": str})
+    phases = out[out["job_id"].str.startswith("1:")].sort_values("starting_time")
+    # 3 x (a delay of the period's compute, then a write to the PFS), in order
+    assert list(phases["job_id"]) == [f"1:{k}" for k in range(6)]
+    assert set(phases["final_state"]) == {"COMPLETED_SUCCESSFULLY"}
+    assert list(phases["execution_time"].iloc[0::2]) == pytest.approx([10.0] * 3)
+    assert all(0 < t < 10 for t in phases["execution_time"].iloc[1::2])
+    df, reasons = _run(tmp_path / "p.xml", tmp_path / "w.json", "loc-lea", tmp_path / "off",
+                       {"io_fallback": False})
+    assert sorted(reasons) == [f"rejecting job w0!{k}: io.periodic: scheduler lea does not run periodic jobs"
+                               for k in ("1", "2")]
 
 
 #: How each family fills the allocation of a job it serves (its
@@ -207,3 +298,18 @@ def test_a_job_does_the_same_io_under_the_baseline_and_its_family(family, tmp_pa
         assert mine.is_static == (part_of(io) == "static")
         compared += 1
     assert compared == len(wl["jobs"]) > 0
+
+
+def test_io_fallback_is_a_declared_boolean_option():
+    """Every scheduler that declares its options declares ``io_fallback``;
+    a value other than true or false is one line naming the option."""
+    from iosched.errors import InputError
+    from iosched.schedulers.listpack import Listpack
+    from iosched.schedulers.registry import declared_options
+    for name in SCHEDULERS:
+        declared = declared_options(name)
+        assert declared is None or "io_fallback" in declared, name
+    assert Listpack({"io_fallback": False}).io_fallback is False
+    assert Listpack({}).io_fallback is True
+    with pytest.raises(InputError, match=r"^scheduler Listpack: option 'io_fallback': expected true or false, got 'no'$"):
+        Listpack({"io_fallback": "no"})

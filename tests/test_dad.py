@@ -400,7 +400,7 @@ def test_delay_outcomes_summary():
 def test_options_are_declared_and_checked():
     from iosched.schedulers.registry import check_options, declared_options
     assert set(declared_options("dad")) == {"policy", "beta", "delay", "lshold", "interleave", "cycle", "stats",
-                                          "io_record"}
+                                          "io_record", "io_fallback"}
     check_options("torque-fifo", {"beta": 0.5})
     with pytest.raises(InputError, match="unknown option 'betta'.*did you mean 'beta'"):
         check_options("dad", {"betta": 0.5})

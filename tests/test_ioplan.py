@@ -12,7 +12,7 @@ from procset import ProcSet
 
 from iosched.batsim.jobs import NO_WALLTIME
 from iosched.errors import InputError
-from iosched.sched.executor import DEADLINE, LEFT, UNBOUNDED, At, Executor
+from iosched.sched.executor import COMPUTE_TIER, DEADLINE, LEFT, PFS_TIER, UNBOUNDED, At, Executor, Flow
 from iosched.sched.ioplan import (BURST_BUFFER, CACHED, INPUTS, PERIODIC, STATIC, Rules, part_of,
                                   pfs_of, plan_for, unserved)
 from iosched.sched.iojob import BurstBuffer, Compute, InputFile, IOJob, Periodic, Writes
@@ -92,8 +92,31 @@ def test_burst_buffer_plan_and_missing_storage():
     composed = plan_for(io, Allocation(ProcSet((0, 1)), data={0: 5, 1: 6}), running(),
                         storage={7: "pfs", 5: "bb0", 6: "bb1"}, rules=Rules(composed=True))
     assert composed.composed and composed.phases[0].profile["type"] == "composed"
-    with pytest.raises(InputError, match=r"^job w0!5: io.burst_buffer: the allocation gives no burst-buffer"):
-        plan_for(io, Allocation(ProcSet((0, 1))), running(), storage=STORAGE)
+    with pytest.raises(InputError, match=r"^job w0!5: io.burst_buffer: the platform has no storage host 'pfs'"):
+        plan_for(io, Allocation(ProcSet((0, 1))), running(), storage={5: "bb0", 6: "bb1"})
+
+
+def test_burst_buffer_plan_without_burst_buffer_uses_the_pfs():
+    """No burst-buffer storage in the allocation (a scheduler without a
+    burst-buffer placer): the same steps on the compute nodes and the PFS
+    only -- read from the PFS, checkpoints and output to the PFS."""
+    io = IOJob(burst_buffer=BurstBuffer(1e9), compute=Compute(flops=7200e9, com=5.0))
+    plan = plan_for(io, Allocation(ProcSet((0, 1))), running(walltime=50.0), storage={7: "pfs", 5: "bb0"})
+    assert plan.rule == DEADLINE and plan.walltime == 50.0
+    assert len(plan.phases) == 5                       # si, c, k, c, so
+    assert all(ph.resources == ProcSet((0, 1), 7) for ph in plan.phases)
+    m, p = 3, 2                                        # hosts 0, 1, 7: the PFS is index 2
+    si, c, k, c2, so = (ph.profile for ph in plan.phases)
+    assert [si["com"][p * m + i] for i in (0, 1)] == [1e9, 1e9] and sum(si["com"]) == 2e9
+    assert [k["com"][i * m + p] for i in (0, 1)] == [5e8, 5e8] and sum(k["com"]) == 1e9
+    assert [so["com"][i * m + p] for i in (0, 1)] == [1e9, 1e9] and sum(so["com"]) == 2e9
+    assert c == c2 and c["cpu"] == [3600e9, 3600e9, 0] and c["com"][1] == 5 and c["com"][m] == 5
+    assert sum(c["com"]) == 10
+    # the I/O record's flows: PFS -> compute, checkpoint and output to the PFS, no burst-buffer tier
+    assert [tuple(ph.flows) for ph in plan.phases] == [
+        (Flow("read", PFS_TIER, COMPUTE_TIER, 7, 2e9),), (Flow("network", COMPUTE_TIER, COMPUTE_TIER, None, 10.0),),
+        (Flow("checkpoint", COMPUTE_TIER, PFS_TIER, 7, 1e9),), (Flow("network", COMPUTE_TIER, COMPUTE_TIER, None, 10.0),),
+        (Flow("write", COMPUTE_TIER, PFS_TIER, 7, 2e9),)]
 
 
 def test_static_plan_maps_each_input_to_its_source_disk():

@@ -1,6 +1,7 @@
 """Tests of iosched.analysis.leaderboard (``iosched leaderboard``) on a tiny
-real campaign: easy, conservative and sjf-bb on the dragonfly (the platform
-with burst-buffer nodes), two workloads (plain delay jobs; a mix of plain,
+real campaign: easy, conservative and sjf-bb, strict (option ``io_fallback``
+false: a job outside the family's model is rejected), on the dragonfly (the
+platform with burst-buffer nodes), two workloads (plain delay jobs; a mix of plain,
 burst-buffer, periodic and input-reading jobs), two seeds, embedded engine,
 in process. Every expected figure is computed here from the runs' own files
 (done.json, out_jobs.csv, the workload), never written down.
@@ -68,7 +69,10 @@ def campaign(tmp_path_factory):
              "label": "plain"},
             {"python": "tests.test_leaderboard:mixed_workload", "label": "mixed"},
         ],
-        "schedulers": list(SCHEDULERS), "seeds": list(SEEDS), "baseline": "easy",
+        # strict (io_fallback false): each family serves its own parts only,
+        # so the mixed workload has jobs rejected for the board to count
+        "schedulers": [{"name": s, "options": {"io_fallback": False}, "label": s} for s in SCHEDULERS],
+        "seeds": list(SEEDS), "baseline": "easy",
         "engine_args": ["--enable-dynamic-jobs"], "in_process": True, "timeout": 60,
     }
     path = tmp / "c.yaml"

@@ -556,7 +556,10 @@ class BurstBufferPlacer(Placer):
 
     :meth:`begin` finds the PFS and the burst-buffer nodes and returns the
     pools ``bb:<storage id>``; allocations carry ``data`` = ``{compute node:
-    storage id}``. :meth:`fit_at` and :meth:`earliest` are the bit-mask scan
+    storage id}``. A job asking no burst buffer (``bb`` 0: a job outside
+    the family's model, read by the launcher as a plain request of nodes)
+    gets compute nodes only, chosen the same way, and no ``data``.
+    :meth:`fit_at` and :meth:`earliest` are the bit-mask scan
     (:func:`_scan`), which gives the answers of :meth:`fit` at every
     candidate time (property-tested in ``tests/test_bb_placement.py``).
     """
@@ -600,6 +603,8 @@ class BurstBufferPlacer(Placer):
         ncomp = len(self.topology.compute)
         if req.nodes > ncomp:
             return f"requests {req.nodes} nodes, the machine has {ncomp}"
+        if req.bb == 0:
+            return None        # no burst buffer asked: compute nodes only
         if req.bb > self.capacity:
             return f"requests {req.bb:.0f} bytes per node, a burst-buffer node holds {self.capacity:.0f}"
         if req.nodes > int(self.capacity // req.bb) * len(self.topology.bbs):
@@ -608,10 +613,13 @@ class BurstBufferPlacer(Placer):
 
     def fit(self, job, window: Window) -> Optional[Allocation]:
         req: JobRequest = job.request
-        got = place(self.topology, window.free, window.pools, req.nodes, req.bb, totals=self.totals)
+        got = place(self.topology, window.free, window.pools, req.nodes, req.bb, totals=self.totals,
+                    use_bb=req.bb > 0)
         if got is None:
             return None
         nodes, bb_of = got
+        if req.bb == 0:
+            return Allocation(nodes, {})
         return Allocation(nodes, {pool_name(s): b for s, b in bb_held(bb_of, req.bb).items()}, data=bb_of)
 
     def fit_at(self, plan, job, t: float) -> Optional[Allocation]:
@@ -626,6 +634,8 @@ class BurstBufferPlacer(Placer):
         req = job.request
         if type(plan) is AvailabilityProfile and plan.free_count(t) < req.nodes:
             return None
+        if req.bb == 0:
+            return super().fit_at(plan, job, t)
         return _scan_plan(plan, self.topology, req.nodes, req.bb, job.estimate, t, True)[1]
 
     def earliest(self, plan, job, after: float) -> tuple:
@@ -643,6 +653,8 @@ class BurstBufferPlacer(Placer):
         fits at the segment's start). Same answer as the scan from ``now``.
         """
         req = job.request
+        if req.bb == 0:     # no burst buffer asked: compute nodes only (the generic search)
+            return super().earliest(plan, job, after)
         if type(plan) is Timeline:      # the list-scheduling hot path, inlined
             st, masks, free = plan.state()
             topo = self.topology

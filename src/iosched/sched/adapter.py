@@ -20,10 +20,19 @@ execution. A family whose jobs run as dynamic phase jobs sets
 :attr:`PybatsimScheduler.DYNAMIC_JOBS`.
 
 What a scheduler serves: :attr:`PybatsimScheduler.SERVES`, the parts of
-the I/O model (:data:`iosched.sched.ioplan.PARTS`) it can run; a job of
-another part is rejected at submission with a one-line reason naming the
+the I/O model (:data:`iosched.sched.ioplan.PARTS`) its family models. A job
+of another part (a *foreign* job, :meth:`PybatsimScheduler.is_foreign`) is,
+by default (option :data:`~iosched.sched.options.IO_FALLBACK` true), run the way an I/O-unaware
+scheduler runs it: the family's policy orders and places it as a plain
+request of nodes (:meth:`PybatsimScheduler.foreign_job`: its walltime, its
+node count, its I/O unknown to the family's model), and the core's
+executor runs its I/O as its model says with the core's default
+allocation (the placer's, no family decision, default encoding
+:class:`~iosched.sched.ioplan.Rules`). With ``io_fallback: false`` (strict)
+a foreign job is rejected at submission with a one-line reason naming the
 job and the part (:func:`iosched.sched.ioplan.unserved`), through the
-core's rejection path.
+core's rejection path; what no scheduler can run (no PFS, no dynamic jobs)
+is rejected in both modes.
 
 A scheduler file for the pybatsim launcher (``pybatsim FILE.py``) defines a
 subclass named after the file that builds its core in :meth:`make_core`
@@ -40,13 +49,13 @@ from __future__ import annotations
 from batsim.batsim import BatsimScheduler
 
 from iosched.errors import InputError
-from iosched.sched.core import Scheduler
+from iosched.sched.core import Scheduler, plain_job
 from iosched.sched.executor import Executor, state_name
-from iosched.sched.ioplan import INPUTS, PERIODIC, STATIC, Rules, plan_for, unserved
-from iosched.sched.iojob import NO_IO, read_io
+from iosched.sched.ioplan import INPUTS, PARTS, PERIODIC, STATIC, Rules, part_of, pfs_of, plan_for, unserved
+from iosched.sched.iojob import NO_IO, PFS, read_io
 from iosched.sched.machine import Machine
 from iosched.sched.iorecord import IORecorder
-from iosched.sched.options import IO_RECORD, check_declared, with_core
+from iosched.sched.options import IO_RECORD, check_declared, fallback_option, with_core
 
 __all__ = ["PybatsimScheduler", "state_name"]
 
@@ -76,10 +85,12 @@ class PybatsimScheduler(BatsimScheduler):
     #: the core, and registrations end with NOTIFY ``registration_finished``.
     DYNAMIC_JOBS: bool = False
 
-    #: The parts of the I/O model the scheduler serves
-    #: (:data:`iosched.sched.ioplan.PARTS`). Default, the baselines': periodic
-    #: jobs (writes ungated), reads then compute (each input from its first
-    #: copy, no cache) and static jobs; not burst buffers (no storage placement).
+    #: The parts of the I/O model the family models
+    #: (:data:`iosched.sched.ioplan.PARTS`); the others run as foreign jobs
+    #: (module doc), or are rejected with ``io_fallback: false``. Default, the
+    #: baselines': periodic jobs (writes ungated), reads then compute (each
+    #: input from its first copy, no cache) and static jobs; not burst
+    #: buffers (no storage placement: they run on the PFS directly).
     SERVES: frozenset = frozenset({PERIODIC, INPUTS, STATIC})
 
     #: The family's encoding rules (:class:`iosched.sched.ioplan.Rules`).
@@ -87,7 +98,10 @@ class PybatsimScheduler(BatsimScheduler):
 
     def __init__(self, options=None):
         super().__init__(dict(options or {}))
-        check_declared(self.options, with_core(self.OPTIONS), f"scheduler {type(self).__name__}")
+        where = f"scheduler {type(self).__name__}"
+        check_declared(self.options, with_core(self.OPTIONS), where)
+        #: whether foreign jobs run (option :data:`~iosched.sched.options.IO_FALLBACK`) or are rejected
+        self.io_fallback = fallback_option(self.options, where)
         self.executor = Executor(self, dynamic=self.DYNAMIC_JOBS)
         folder = self.options.get(IO_RECORD)
         if folder is not None and not isinstance(folder, str):
@@ -98,8 +112,11 @@ class PybatsimScheduler(BatsimScheduler):
         self.executor.record = self.io_record
         self._for_core = True
         self._io: dict = {}          # job id -> IOJob, from submission to start
+        self._foreign: set = set()   # ids of the foreign jobs, from submission to start
         self.core: Scheduler = self.make_core(self.options)
         self.core.launcher = self
+        self._own_read = self.core.read_job
+        self.core.read_job = self._read_any_job
         if self.core.check_io is None:
             self.core.check_io = self.io_reason
         self.logger = self.core.logger
@@ -122,6 +139,29 @@ class PybatsimScheduler(BatsimScheduler):
         :raises NotImplementedError: in the base class.
         """
         raise NotImplementedError
+
+    def is_foreign(self, io) -> bool:
+        """Whether a job of I/O model ``io`` (:class:`~iosched.sched.iojob.IOJob`)
+        is outside the family's model (default: its part is not in
+        :attr:`SERVES`)."""
+        return part_of(io) not in self.SERVES
+
+    def foreign_job(self, batsim_job, io) -> tuple:
+        """The core's reading ``(nb_res, estimate, pools, request)`` of a
+        foreign job (:meth:`is_foreign`): a plain request of nodes, its I/O
+        unknown to the family's model (default :func:`iosched.sched.core.plain_job`:
+        its resources, its walltime, no pool, no request; a family whose
+        policy reads ``request`` gives the request of a job without I/O).
+
+        :raises InputError: the family cannot take the job at all (one line:
+            the job is rejected).
+        """
+        return plain_job(batsim_job)
+
+    def _read_any_job(self, batsim_job) -> tuple:
+        if batsim_job.id in self._foreign:
+            return self.foreign_job(batsim_job, self._io.get(batsim_job.id, NO_IO))
+        return self._own_read(batsim_job)
 
     def accepts(self, batsim_job) -> bool:
         """Whether a JOB_SUBMITTED job is for the core (default: all but
@@ -152,9 +192,10 @@ class PybatsimScheduler(BatsimScheduler):
 
     def io_reason(self, batsim_job):
         """Why this scheduler cannot serve a submitted job's I/O model (one
-        line: its ``io`` is malformed, or a part not in :attr:`SERVES`,
-        :func:`iosched.sched.ioplan.unserved`), or None; the model is kept
-        for the job's start."""
+        line: its ``io`` is malformed, or, with ``io_fallback: false``, a
+        foreign job (:meth:`is_foreign`), or a part the machine or engine
+        cannot run, :func:`iosched.sched.ioplan.unserved`), or None; the
+        model is kept for the job's start."""
         try:
             io = read_io(getattr(batsim_job, "json_dict", None) or {}, f"job {batsim_job.id}")
         except InputError as exc:
@@ -163,10 +204,14 @@ class PybatsimScheduler(BatsimScheduler):
             return None        # a plain job: nothing to check, nothing to keep
         machine = self.core.machine
         dynamic = self.DYNAMIC_JOBS or getattr(self.bs, "dynamic_job_registration_enabled", False) is True
-        reason = unserved(io, self.SERVES, self.scheduler_name, dynamic=dynamic,
+        foreign = self.is_foreign(io)
+        serves = PARTS if foreign and self.io_fallback else self.SERVES
+        reason = unserved(io, serves, self.scheduler_name, dynamic=dynamic,
                           storage=machine.storage if machine is not None else {})
         if reason is None:
             self._io[batsim_job.id] = io
+            if foreign:
+                self._foreign.add(batsim_job.id)
         return reason
 
     def allocation(self, running, io):
@@ -199,15 +244,27 @@ class PybatsimScheduler(BatsimScheduler):
         """How a started job runs: ``(io, allocation, plan)``, its I/O model
         (read at submission), :meth:`allocation` and
         :func:`iosched.sched.ioplan.plan_for` of both with the family's
-        :attr:`RULES`."""
-        io = self._io.pop(running.job.id, None)
+        :attr:`RULES`; a foreign job's (:meth:`is_foreign`) on the placer's
+        allocation with the default rules (and, on a platform of several
+        storage hosts, a static job without inputs gets ``storage_mapping``
+        ``pfs`` -> the PFS)."""
+        jid = running.job.id
+        io = self._io.pop(jid, None)
         if io is None:
-            io = read_io(getattr(running.job.batsim, "json_dict", None) or {}, f"job {running.job.id}")
-        alloc = self.allocation(running, io)
+            io = read_io(getattr(running.job.batsim, "json_dict", None) or {}, f"job {jid}")
         machine = self.core.machine
-        return io, alloc, plan_for(io, alloc, running,
-                                   storage=machine.storage if machine is not None else {},
-                                   pfs=self.pfs_id(), rules=self.RULES)
+        storage = machine.storage if machine is not None else {}
+        if jid in self._foreign:   # the core's default allocation and encoding
+            self._foreign.discard(jid)
+            alloc, pfs = running.allocation, pfs_of(storage)
+            if part_of(io) == STATIC and not io.inputs and len(storage) > 1 and pfs is not None \
+                    and alloc.mapping is None and alloc.storage_mapping is None:
+                # its profile's label "pfs" is the PFS (Batsim needs the
+                # mapping on a platform of several storage hosts)
+                alloc = alloc.with_io(storage_mapping={PFS: pfs})
+            return io, alloc, plan_for(io, alloc, running, storage=storage, pfs=pfs)
+        alloc = self.allocation(running, io)
+        return io, alloc, plan_for(io, alloc, running, storage=storage, pfs=self.pfs_id(), rules=self.RULES)
 
     def launch(self, running) -> None:
         """Run a started job (a :class:`~iosched.sched.job.RunningJob`) by
@@ -233,6 +290,7 @@ class PybatsimScheduler(BatsimScheduler):
     def reject(self, batsim_job, reason: str) -> None:
         """The core rejected a job (``reason`` is logged by the core): REJECT_JOB."""
         self._io.pop(batsim_job.id, None)
+        self._foreign.discard(batsim_job.id)
         self.bs.reject_jobs([batsim_job])
 
     def call_me_later(self, t: float) -> None:

@@ -198,7 +198,9 @@ def build_run(static_id: str, req, compute: Sequence[int], bb_of: Mapping[int, i
         inf) and ``checkpoint_factor``: a :class:`RunRequest` (the
         burst-buffer family's ``JobRequest`` is the same class).
     :param compute: its ``req.nodes`` compute resource ids (distinct).
-    :param bb_of: compute id -> storage id holding that node's burst buffer.
+    :param bb_of: compute id -> storage id holding that node's burst buffer;
+        None: no burst buffer granted, the job does its I/O on the PFS
+        directly (:func:`_run_on_pfs`).
     :param pfs: resource id of the PFS (a storage resource).
     :param checkpoint_factor: checkpoint size / ``req.bb``; None: the job's
         own (``req.checkpoint_factor``).
@@ -211,6 +213,8 @@ def build_run(static_id: str, req, compute: Sequence[int], bb_of: Mapping[int, i
     compute = sorted(int(c) for c in compute)
     if len(set(compute)) != req.nodes or len(compute) != req.nodes:
         raise InputError(f"{static_id}: {len(set(compute))} distinct compute nodes given, {req.nodes} requested")
+    if bb_of is None:
+        return _run_on_pfs(static_id, req, compute, pfs, target, max_phases, checkpoint_factor)
     if set(bb_of) != set(compute):
         raise InputError(f"{static_id}: every compute node needs exactly one burst-buffer node")
     storages = sorted(set(int(s) for s in bb_of.values()))
@@ -265,11 +269,7 @@ def build_run(static_id: str, req, compute: Sequence[int], bb_of: Mapping[int, i
     stage_out = {"type": "parallel", "cpu": cpu, "com": com}
 
     local = local_id(static_id)
-    names = {k: f"{local}:{k}" for k in ("si", "c", "k", "cd", "so")}
-    seq = [names["si"], names["c"]]
-    for _ in range(phases - 1):
-        seq += [names["k"], names["cd"]]
-    seq.append(names["so"])
+    names, seq = _sequence(local, phases)
     profiles = {names["si"]: stage_in, names["c"]: compute_only, names["so"]: stage_out}
     if phases > 1:
         profiles[names["k"]] = checkpoint
@@ -296,6 +296,79 @@ def _flows(names: dict, held: dict, ckpt_share: float, network: float, pfs: int)
             names["cd"]: net + drain,
             names["so"]: tuple(Flow("stage_out", BB_TIER, PFS_TIER, s, b) for s, b in held.items())}
 
+
+
+def _sequence(local: str, phases: int) -> tuple:
+    """``(names, seq)``: the step name of each kind (``si``, ``c``, ``k``,
+    ``cd``, ``so`` -> ``"<local>:<kind>"``) and the run's steps in order:
+    stage-in, compute, ``phases - 1`` times (checkpoint, compute + drain),
+    stage-out."""
+    names = {k: f"{local}:{k}" for k in ("si", "c", "k", "cd", "so")}
+    seq = [names["si"], names["c"]]
+    for _ in range(phases - 1):
+        seq += [names["k"], names["cd"]]
+    seq.append(names["so"])
+    return names, seq
+
+
+def _run_on_pfs(static_id: str, req, compute: list, pfs: int, target: float, max_phases: int,
+                checkpoint_factor) -> RunSpec:
+    """:func:`build_run` of a job granted no burst buffer (a scheduler
+    without a burst-buffer placer: what a Slurm job gets on a machine
+    without DataWarp; iosched's reading, no paper defines it): the same
+    steps with the PFS in place of each node's burst-buffer node -- the
+    stage-in becomes each compute node reading its ``bb`` bytes from the
+    PFS, each checkpoint each node writing ``int(checkpoint_factor * bb)``
+    bytes to the PFS (nothing left to drain: the next compute phase is a
+    plain one), the stage-out each node writing its ``bb`` bytes to the
+    PFS. Same sequence of steps and phase names as with burst buffers.
+
+    :raises InputError: the PFS among the compute nodes.
+    """
+    if pfs in compute:
+        raise InputError(f"{static_id}: the PFS and compute nodes must be distinct")
+    hosts = sorted(compute + [pfs])
+    idx = {h: i for i, h in enumerate(hosts)}
+    m = len(hosts)
+    if checkpoint_factor is None:
+        checkpoint_factor = req.checkpoint_factor
+    ckpt = float(int(checkpoint_factor * req.bb))
+    phases = num_compute_phases(req.flops, target, max_phases)
+    p = idx[pfs]
+
+    def transfer(nbytes: float, to_pfs: bool) -> dict:
+        cpu, com = Numbers([0] * m), Numbers([0] * (m * m))
+        for c in compute:
+            com[(idx[c] * m + p) if to_pfs else (p * m + idx[c])] = _whole(nbytes)
+        return {"type": "parallel", "cpu": cpu, "com": com}
+
+    cpu, com = Numbers([0] * m), Numbers([0] * (m * m))
+    for c in compute:
+        cpu[idx[c]] = _whole(req.flops / phases)
+        if req.com > 0:
+            for d in compute:
+                if d != c:
+                    com[idx[c] * m + idx[d]] = _whole(req.com)
+    compute_only = {"type": "parallel", "cpu": cpu, "com": com}
+    local = local_id(static_id)
+    names, seq = _sequence(local, phases)
+    profiles = {names["si"]: transfer(req.bb, False), names["c"]: compute_only,
+                names["so"]: transfer(req.bb, True)}
+    if phases > 1:
+        profiles[names["k"]] = transfer(ckpt, True)
+        profiles[names["cd"]] = {"type": "parallel", "cpu": Numbers(cpu), "com": Numbers(com)}
+    profiles[local] = {"type": "composed", "repeat": 1, "seq": seq}
+    wt = req.walltime if math.isfinite(req.walltime) else NO_WALLTIME
+    n = len(compute)
+    network = req.com * n * (n - 1)
+    net = (Flow("network", COMPUTE_TIER, COMPUTE_TIER, None, network),) if network > 0 else ()
+    flows = {names["si"]: (Flow("read", PFS_TIER, COMPUTE_TIER, pfs, n * req.bb),),
+             names["c"]: net,
+             names["k"]: (Flow("checkpoint", COMPUTE_TIER, PFS_TIER, pfs, n * ckpt),),
+             names["cd"]: net,
+             names["so"]: (Flow("write", COMPUTE_TIER, PFS_TIER, pfs, n * req.bb),)}
+    return RunSpec(run_job_id(static_id), local, profiles, procset_of_ids(hosts), m, wt, seq, phases, {},
+                   flows)
 
 
 def phase_jobs(static_id: str, run: RunSpec) -> list:

@@ -16,7 +16,12 @@ plan (:func:`part_of`):
   stage-out, on the allocation's compute nodes, the burst-buffer storage
   node of each (``allocation.data``: compute id -> storage id) and the PFS
   (:func:`iosched.sched.bbrun.build_run`; one dynamic job per phase, or the
-  embedded-only composed encoding, :attr:`Rules.composed`); walltime rule
+  embedded-only composed encoding, :attr:`Rules.composed`); an allocation
+  without burst-buffer storage (a scheduler without a burst-buffer
+  placer) runs the same steps on the PFS directly: reads from and
+  checkpoints and output to the PFS, no stage-in or drain through a
+  burst buffer (iosched's reading: what a Slurm job gets on a machine
+  without DataWarp); walltime rule
   :data:`~iosched.sched.executor.DEADLINE` (Kopanski & Rzadca, Euro-Par
   2021, Section 5.1);
 * :data:`PERIODIC` (``io.periodic``): per period a ``delay`` of
@@ -54,9 +59,11 @@ plan (:func:`part_of`):
 (walltime rule, composed profiles, whole seconds, float32 sizes), so that
 each family's schedules stay byte for byte what they were.
 
-Which parts a scheduler serves is its launcher's ``SERVES``
-(:attr:`iosched.sched.adapter.PybatsimScheduler.SERVES`); :func:`unserved`
-gives the one-line reason a job is rejected at submission.
+Which parts a scheduler's family models is its launcher's ``SERVES``
+(:attr:`iosched.sched.adapter.PybatsimScheduler.SERVES`); a job of another
+part runs on the core's default allocation (option ``io_fallback``), or is
+rejected; :func:`unserved` gives the one-line reason a job is rejected at
+submission.
 """
 
 from __future__ import annotations
@@ -276,7 +283,7 @@ def plan_for(io: IOJob, allocation, running, *, storage: Optional[Mapping[int, s
     :param rules: the family's encoding :class:`Rules`.
     :returns: a :class:`~iosched.sched.executor.Plan`.
     :raises InputError: the allocation lacks what the part needs (no
-        burst-buffer storage, no PFS, a copy's disk not on the platform),
+        PFS, a copy's disk not on the platform),
         one line naming the job and the part.
     """
     part = part_of(io)
@@ -307,9 +314,7 @@ def plan_for(io: IOJob, allocation, running, *, storage: Optional[Mapping[int, s
 
 
 def _burst_buffer(io: IOJob, allocation, running, pfs, rules: Rules, sid: str) -> Plan:
-    bb_of = allocation.data
-    if not isinstance(bb_of, Mapping):
-        raise InputError(f"job {sid}: {BURST_BUFFER}: the allocation gives no burst-buffer storage")
+    bb_of = allocation.data if isinstance(allocation.data, Mapping) else None
     if pfs is None:
         raise InputError(f"job {sid}: {BURST_BUFFER}: the platform has no storage host 'pfs'")
     c = io.compute

@@ -27,16 +27,34 @@ from collections.abc import Mapping
 
 from iosched.errors import InputError
 
-__all__ = ["check_declared", "CORE_OPTIONS", "IO_RECORD", "with_core"]
+__all__ = ["check_declared", "CORE_OPTIONS", "IO_RECORD", "IO_FALLBACK", "fallback_option", "with_core"]
 
 #: Option of every core scheduler: the folder where it writes its I/O record
 #: (:mod:`iosched.sched.iorecord`); absent, null or "": no record.
 IO_RECORD = "io_record"
+#: Option of every core scheduler: whether a job of an I/O part its family
+#: has no model of runs as an I/O-unaware scheduler would run it (true, the
+#: default) or is rejected (false: strict; :mod:`iosched.sched.adapter`).
+IO_FALLBACK = "io_fallback"
 #: The options every scheduler built on the core accepts, besides its own.
 CORE_OPTIONS = {
     IO_RECORD: "folder where the scheduler writes its I/O record (io_phases.csv, io_holds.csv, "
                "io_inputs.csv; docs/outputs.md); null: none",
+    IO_FALLBACK: "run a job of an I/O part the family has no model of as an I/O-unaware scheduler "
+                 "would (true, default) or reject it (false; docs/io-job-model.md)",
 }
+
+
+def fallback_option(options: Mapping, where: str) -> bool:
+    """The value of :data:`IO_FALLBACK` in ``options`` (default true).
+
+    :param where: what to name in the message (a scheduler name).
+    :raises InputError: not a boolean (one line naming the option).
+    """
+    value = options.get(IO_FALLBACK, True)
+    if not isinstance(value, bool):
+        raise InputError(f"{where}: option {IO_FALLBACK!r}: expected true or false, got {value!r}")
+    return value
 
 
 def with_core(declared: Mapping | None) -> dict | None:

@@ -82,6 +82,7 @@ import math
 
 from procset import ProcSet
 
+from iosched.batsim.jobs import walltime_seconds
 from iosched.bb import model
 from iosched.bb.legacy import LEGACY_POLICIES, sjf_bb_head
 from iosched.bb.placement import NODE_CHOICES, STORAGE_CHOICES, BurstBufferPlacer, NodesOnlyPlacer
@@ -170,6 +171,15 @@ class Burstbuffer(PybatsimScheduler):
     #: a message holding only phase completions runs no pass (the composed
     #: encoding has no such message, so both encodings decide alike)
     SKIP_INTERNAL_PASSES = True
+
+    def foreign_job(self, batsim_job, io) -> tuple:
+        """A job without ``io.burst_buffer``: a request of its nodes with no
+        burst buffer (``bb`` 0: the placer gives it compute nodes only,
+        :class:`~iosched.bb.placement.BurstBufferPlacer`), its walltime the
+        estimate."""
+        req = model.JobRequest(int(batsim_job.requested_resources), 0.0, 0.0, 0.0,
+                               walltime_seconds(getattr(batsim_job, "requested_time", None)))
+        return req.nodes, req.walltime, {}, req
 
     def make_core(self, options: dict) -> Scheduler:
         opts = options

@@ -44,11 +44,12 @@ import json
 from iosched.batsim.jobs import walltime_seconds
 from iosched.checks import option_number
 from iosched.dad.dispatch import DataAwareDispatch, NodePlacer, TorqueFifo
-from iosched.dad.model import read_task, replica_for
+from iosched.dad.model import DEFAULT_QUEUE, TaskRequest, read_task, replica_for
 from iosched.errors import InputError
 from iosched.sched.adapter import PybatsimScheduler
 from iosched.sched.core import Scheduler
 from iosched.sched.ioplan import STATIC
+from iosched.sched.iojob import PFS
 from iosched.sched.orders import fcfs
 
 __all__ = ["Dad", "POLICIES", "OPTIONS"]
@@ -89,6 +90,20 @@ class Dad(PybatsimScheduler):
     OPTIONS = OPTIONS
     #: static jobs only (their profile reads the files)
     SERVES = frozenset({STATIC})
+
+    def is_foreign(self, io) -> bool:
+        """A job of another part, or a static job with an input that has
+        no copy on a node (data-aware dispatch models replicas on nodes)."""
+        return super().is_foreign(io) or any(all(c == PFS for c in f.copies) for f in io.inputs)
+
+    def foreign_job(self, batsim_job, io) -> tuple:
+        """A foreign job: a task of its slots reading no file its model
+        knows (``fileLocality`` 1/2 on every node), in its queue."""
+        req = TaskRequest((), batsim_job.json_dict.get("queue", DEFAULT_QUEUE))
+        if not isinstance(req.queue, str) or not req.queue:
+            raise InputError(f"job {batsim_job.id}: field 'queue' must be a non-empty string, got {req.queue!r}")
+        return (batsim_job.requested_resources,
+                walltime_seconds(getattr(batsim_job, "requested_time", None)), {}, req)
 
     def make_core(self, options: dict) -> Scheduler:
         pol = str(options.get("policy", "dad"))

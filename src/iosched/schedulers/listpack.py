@@ -44,6 +44,7 @@ from __future__ import annotations
 import math
 
 
+from iosched.batsim.jobs import walltime_seconds
 from iosched.checks import option_number
 from iosched.errors import InputError
 from iosched.listpack.arbiter import IO_MODELS, IOArbiter
@@ -155,6 +156,17 @@ class Listpack(PybatsimScheduler):
     def _read_pack(self, batsim_job) -> tuple:
         spec = read_periodic_job(batsim_job.json_dict)
         return batsim_job.requested_resources, spec.time(self.B), {}, spec
+
+    def foreign_job(self, batsim_job, io) -> tuple:
+        """A job without ``io.periodic``: one period of its walltime (s, the
+        estimate) writing nothing, on ``io.nodes`` nodes (default its
+        resources), so the bandwidth arbiter and the packs count no I/O
+        for it (bandwidth 0)."""
+        wall = walltime_seconds(getattr(batsim_job, "requested_time", None))
+        res = batsim_job.requested_resources
+        spec = PeriodicJob(io.nodes if io.nodes is not None else int(res), 1, wall, 0.0)
+        pools = {BW_POOL: 0.0} if self.pack_policy is None else {}
+        return res, spec.time(self.B), pools, spec
 
     @property
     def phases(self) -> int:

@@ -184,6 +184,28 @@ class Locality(PybatsimScheduler):
         return Scheduler(self.pol, OneNodePlacer(), order=file_order, read_job=read_locality_job,
                          name="Locality", profile=PROFILE)
 
+    def foreign_job(self, batsim_job, io) -> tuple:
+        """A job without one input and ``compute.delay``: a request of its
+        cores on one node reading no file (file 0: the node choice sees no
+        input), its walltime as its duration.
+
+        :raises InputError: the job has no walltime (the planner needs one).
+        """
+        wall = walltime_seconds(getattr(batsim_job, "requested_time", None))
+        if not math.isfinite(wall):
+            raise InputError(f"job {batsim_job.id}: a walltime is needed (the locality planner "
+                             "holds a job's cores until start + walltime)")
+        d = batsim_job.json_dict
+        try:
+            seq = int(d.get("seq", -1))
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(f"job {batsim_job.id}: field seq must be a number") from None
+        res = int(batsim_job.requested_resources)
+        lj = LJob(batsim_job.id, int(round(float(batsim_job.submit_time))), int(round(wall)),
+                  int(round(wall)), res, 0, 0.0)
+        lj.batsim, lj.seq = batsim_job, seq
+        return res, float(lj.walltime), {}, (lj, d.get("profile"))
+
     # ------------------------------------------------------------ phases
     def allocation(self, running, io):
         """The placer's allocation with the input's source as the cache
@@ -208,8 +230,8 @@ class Locality(PybatsimScheduler):
         """The static job a dynamic job ran when the job is over (None while
         its compute phase is still to come); records its start and end."""
         sid = super().completed_id(batsim_job)
-        if sid is None:
-            return None
+        if sid is None or sid not in self.jobs:   # a foreign job is not in the family's records
+            return sid
         lj = self.jobs[sid]
         lj.start = self.t_start[sid]
         lj.end = self.bs.time()

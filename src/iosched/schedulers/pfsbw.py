@@ -128,7 +128,7 @@ class PfsRequest:
         self.variety, self.bytes_written = variety, bytes_written
 
 
-def read_pfs_job(batsim_job, cores_per_node: int = 1) -> tuple:
+def read_pfs_job(batsim_job, cores_per_node: int = 1, *, whole_nodes: bool = True) -> tuple:
     """``(nb_res, estimate, pools, PfsRequest)`` of a job (walltime as the
     estimate), from its I/O model (:func:`iosched.sched.iojob.read_io`:
     ``io.nodes``, ``io.application``, ``io.writes.bytes``, or the earlier
@@ -136,7 +136,9 @@ def read_pfs_job(batsim_job, cores_per_node: int = 1) -> tuple:
     asks that many whole nodes: ``nb_res = nodes * cores_per_node`` (its
     ``res`` executors are mapped onto them at launch); without it, ``nb_res``
     is Batsim's ``res``. The variety is the application, else the profile's
-    name; the bytes written are 0 when not given.
+    name; the bytes written are 0 when not given. ``whole_nodes=False``:
+    ``io.nodes`` is not read (``nb_res`` is Batsim's ``res``; another
+    family's ``io.nodes``, e.g. listpack's Q_i, is not pfsbw's).
 
     :raises InputError: bytes written not a finite number >= 0, variety not
         a string, nodes not an integer >= 1 or too few for ``res`` (one line
@@ -146,7 +148,7 @@ def read_pfs_job(batsim_job, cores_per_node: int = 1) -> tuple:
     d = getattr(batsim_job, "json_dict", None) or {}
     where = f"job {batsim_job.id}"
     io = read_io(d, where)
-    if io.nodes is not None:
+    if io.nodes is not None and whole_nodes:
         if nb_res > io.nodes * cores_per_node:
             raise InputError(f"{where}: res={nb_res} executors do not fit on {io.nodes} "
                              f"node(s) of {cores_per_node} cores")
@@ -342,6 +344,14 @@ class Pfsbw(PybatsimScheduler):
                 f"({len(self.core.machine.storage)} storage hosts); Batsim 4.2.1's EXECUTE_JOB carries at "
                 f"most one of them")
         return out
+
+    def foreign_job(self, batsim_job, io) -> tuple:
+        """A job of a part run as dynamic jobs: its ``res`` resources, its
+        variety and bytes written as for any other job (:func:`read_pfs_job`
+        with ``whole_nodes=False``: the estimator sees it as any other),
+        without the check of its static profile's storage labels (the core
+        runs its phases, not its profile)."""
+        return read_pfs_job(batsim_job, whole_nodes=False)
 
     def allocation(self, running, io):
         """The job's whole nodes with at most one optional field (the core
