@@ -116,7 +116,7 @@ def plot_io_timeline(record: IORecord, path, title: str = "") -> Path:
                     label="bytes held")
         if cap:
             ax.axhline(cap / bf, color="tab:blue", linestyle="--", linewidth=0.8,
-                       label="capacity of every burst-buffer node")
+                       label="capacity (all burst-buffer nodes)")
         ax.set_ylim(bottom=0)
         ax.set_ylabel(f"held ({bunit})")
         ax.legend(fontsize="small", loc="upper right")
