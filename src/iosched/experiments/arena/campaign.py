@@ -53,7 +53,8 @@ from iosched.schedulers.registry import SCHEDULERS
 from iosched.workloads.default_swf import DEFAULT_SWF_HELP, find_default_swf
 
 __all__ = ["BASELINE", "ENGINE_ARGS", "parse_names", "parse_seeds", "parse_nodes",
-           "regime_workload", "campaign_spec", "write_report", "run_arena", "arena_command"]
+           "regime_workload", "campaign_spec", "write_report", "run_arena", "arena_board_text",
+           "arena_command"]
 
 #: The leaderboard's baseline (I/O-unaware EASY backfilling).
 BASELINE = "easy"
@@ -283,7 +284,8 @@ def run_arena(schedulers: Sequence[str], regimes: Sequence[str], seeds: Sequence
     return {"sizes": sizes, "report": report, "failed": failed}
 
 
-def _board_text(board) -> str:
+def arena_board_text(board) -> str:
+    """The leaderboard's main columns as plain text (one line per row)."""
     cols = ["regime", "machine", "rank", "scheduler", "runs", "failed", "bounded_slowdown_mean",
             "waiting_time_mean", "utilization", "jobs_rejected"]
     return board[[c for c in cols if c in board.columns]].to_string(index=False, float_format="%.4g")
@@ -337,7 +339,7 @@ def arena_command(schedulers, regimes, seeds, nodes, topology, nb_jobs, trace, o
         click.echo(f"Error: {one_line(e)}", err=True)
         raise SystemExit(2) from None
     for size in res["sizes"]:
-        click.echo(_board_text(size["leaderboard"]["board"]))
+        click.echo(arena_board_text(size["leaderboard"]["board"]))
     click.echo(f"arena: report {res['report']['html']}")
     for rid in sorted(res["failed"]):
         click.echo(f"FAILED {rid}: {res['failed'][rid]}")
