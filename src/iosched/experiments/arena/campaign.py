@@ -4,7 +4,7 @@ seeds and machine sizes, as a campaign, then its leaderboard and a report
 
 For each machine size N the arena writes, under ``OUTPUT/n<N>/``:
 
-* ``inputs/platforms/arena<N>-<topology>.xml`` -- the reference machine
+* ``inputs/arena<N>-<topology>.xml`` -- the reference machine
   (:func:`iosched.experiments.arena.machine.arena_xml`);
 * ``arena.yaml`` -- a campaign file (``docs/campaigns.md``): that platform
   file, one ``python`` workload per regime (:func:`regime_workload`,
@@ -49,6 +49,7 @@ from iosched.campaign.jobqueue import jobqueue_settings
 from iosched.errors import InputError, one_line
 from iosched.experiments.arena.machine import SIZES, TOPOLOGIES, ArenaMachine, arena_xml, scheduler_options
 from iosched.experiments.arena.regimes import REGIMES, Shape, generate
+from iosched.paths import RESULTS_DIR
 from iosched.schedulers.registry import SCHEDULERS
 from iosched.workloads.default_swf import DEFAULT_SWF_HELP, find_default_swf
 
@@ -269,7 +270,7 @@ def run_arena(schedulers: Sequence[str], regimes: Sequence[str], seeds: Sequence
     for n in nodes:
         machine = ArenaMachine(n, topology)
         cdir = out / f"n{n}"
-        platform = cdir / "inputs" / "platforms" / f"arena{n}-{topology}.xml"
+        platform = cdir / "inputs" / f"arena{n}-{topology}.xml"
         try:
             platform.parent.mkdir(parents=True, exist_ok=True)
             write_if_changed(platform, arena_xml(n, topology))
@@ -311,7 +312,8 @@ def arena_board_text(board) -> str:
               help="the first N jobs of the trace that fit the machine [default: all]")
 @click.option("--trace", type=click.Path(dir_okay=False), default=None,
               help=f"SWF trace [default: {DEFAULT_SWF_HELP}]")
-@click.option("--output", type=click.Path(file_okay=False), default="results/arena", show_default=True)
+@click.option("--output", type=click.Path(file_okay=False), default=str(RESULTS_DIR / "arena"),
+              show_default=True)
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="local Dask workers [default: the number of cores]")
 @click.option("--cluster", default=None, help="address of a running Dask scheduler (tcp://HOST:8786)")
