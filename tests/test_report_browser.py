@@ -61,6 +61,15 @@ class _Report(HTMLParser):
             self._cell += data
 
 
+def _check_embedded(page: _Report, folder) -> None:
+    """Every image of the page is a PNG embedded as data, the same bytes as its file."""
+    for img in page.images:
+        head, _, data = img["src"].partition(",")
+        assert head == "data:image/png;base64", img["data-file"]
+        png = base64.b64decode(data, validate=True)
+        assert png.startswith(PNG) and png == (folder / img["data-file"]).read_bytes()
+
+
 def _chromium(*args, timeout=180):
     return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
                            "--hide-scrollbars", *args], capture_output=True, text=True,
@@ -87,11 +96,7 @@ def test_demo_report_has_every_io_figure_and_table(demo):
                 *(f"figures/{kind}_{label}.png" for label in LABELS
                   for kind in ("io_timeline", "utilization", "gantt"))]
     assert sorted(files) == sorted(expected)
-    for img in page.images:
-        head, _, data = img["src"].partition(",")
-        assert head == "data:image/png;base64", img["data-file"]
-        png = base64.b64decode(data, validate=True)
-        assert png.startswith(PNG) and png == (demo / img["data-file"]).read_bytes()
+    _check_embedded(page, demo)
     headers = {tuple(t[0]) for t in page.tables if t}
     tiers = next(t for t in page.tables if t and t[0][:2] == ["run", "tier"])
     assert ("run", "kind", "capacity", "peak", "mean", "peak / capacity") in headers
@@ -154,11 +159,7 @@ def test_arena_demo_report_has_the_leaderboard_and_the_io_views(arena_demo):
                 f"{prefix}_all_tiers.png", f"{prefix}_tiers.png", f"{prefix}_inputs.png",
                 *(f"{prefix}_timeline_{s}.png" for s in ARENA_SCHEDULERS)]
     assert sorted(files) == sorted(expected)
-    for img in page.images:
-        head, _, data = img["src"].partition(",")
-        assert head == "data:image/png;base64", img["data-file"]
-        png = base64.b64decode(data, validate=True)
-        assert png.startswith(PNG) and png == (arena_demo / img["data-file"]).read_bytes()
+    _check_embedded(page, arena_demo)
     # the leaderboard: one row per scheduler, with the rejected jobs
     ranked = next(t for t in page.tables if t and t[0][:2] == ["rank", "scheduler"])
     assert sorted(r[1] for r in ranked[1:]) == sorted(ARENA_SCHEDULERS)

@@ -75,10 +75,14 @@ def parse_names(text: str, allowed: Sequence[str], option: str) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     if not names:
         raise InputError(f"option {option}: expected 'all' or comma-separated names")
+    _check_names(names, allowed, option)
+    return list(dict.fromkeys(names))
+
+
+def _check_names(names: Sequence[str], allowed: Sequence[str], option: str) -> None:
     for n in names:
         if n not in allowed:
             raise InputError(f"option {option}: unknown name {n!r} (one of: all, {', '.join(allowed)})")
-    return list(dict.fromkeys(names))
 
 
 def _ints(text: str, option: str, minimum: int) -> list[int]:
@@ -254,12 +258,8 @@ def run_arena(schedulers: Sequence[str], regimes: Sequence[str], seeds: Sequence
     """
     if BASELINE not in schedulers:
         raise InputError(f"option --schedulers: the baseline {BASELINE!r} must be among them")
-    for s in schedulers:
-        if s not in SCHEDULERS:
-            raise InputError(f"option --schedulers: unknown scheduler {s!r}")
-    for r in regimes:
-        if r not in REGIMES:
-            raise InputError(f"option --regimes: unknown regime {r!r} (one of {', '.join(REGIMES)})")
+    _check_names(schedulers, list(SCHEDULERS), "--schedulers")
+    _check_names(regimes, REGIMES, "--regimes")
     if topology not in TOPOLOGIES:
         raise InputError(f"option --topology: unknown topology {topology!r} "
                          f"(one of {', '.join(TOPOLOGIES)})")
