@@ -89,3 +89,10 @@ def test_bad_arguments_are_one_line_errors(tmp_path, args, words):
     for w in words:
         assert w in lines[0]
     assert not (tmp_path / "o").exists()
+
+
+def test_demo_generator_needs_bb(tmp_path):
+    """``iosched demo`` is the arena; ``--generator`` belongs to the burst-buffer showcase."""
+    res = CliRunner().invoke(cli, ["demo", "--generator", "--output", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "--generator" in res.output and "--bb" in res.output
+    assert not (tmp_path / "o").exists()
