@@ -150,11 +150,20 @@ def test_the_installed_package_is_the_wheel_not_the_source_tree(venv, empty_dir)
 def test_the_demo_runs_from_an_empty_folder(venv, empty_dir):
     cwd, env = empty_dir
     out = _run([venv / "iosched", "demo", "--jobs", "30", "--output", "demo"], cwd, env)
+    assert "rank" in out  # the arena's leaderboard
+    runs = sorted((cwd / "demo" / "n100" / "runs").iterdir())
+    assert len(runs) == 6  # easy and one scheduler of each family, one regime, one seed
+    for run in runs:  # a job a scheduler cannot serve is rejected (counted by the leaderboard)
+        states = _final_states(run)
+        assert len(states) == 30 and set(states) <= TERMINAL | {"REJECTED"}, (run.name, states)
+    assert (cwd / "demo" / "report.html").is_file()
+    assert (cwd / "demo" / "n100" / "leaderboard" / "leaderboard.csv").is_file()
+    out = _run([venv / "iosched", "demo", "--bb", "--jobs", "30", "--output", "bb"], cwd, env)
     assert "using iosched's generator" in out  # no bb-artifact without ../shared
     for label in ("fcfs-easy", "sjf-bb", "plan-2"):
-        states = _final_states(cwd / "demo" / label)
+        states = _final_states(cwd / "bb" / label)
         assert len(states) == 30 and set(states) <= TERMINAL, (label, states)
-    assert (cwd / "demo" / "report.html").is_file() and (cwd / "demo" / "comparison.csv").is_file()
+    assert (cwd / "bb" / "report.html").is_file() and (cwd / "bb" / "comparison.csv").is_file()
     # the trace came from the package, unpacked into the user cache
     assert (Path(env["XDG_CACHE_HOME"]) / "iosched" / "KTH-SP2-1996-2.1-cln.swf").is_file()
 

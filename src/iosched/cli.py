@@ -10,6 +10,7 @@ Subcommands:
 * ``iosched sched``     -- :mod:`iosched.run.sched_cli` (a pybatsim scheduler by hand, on loopback)
 * ``iosched metrics``   -- :mod:`iosched.analysis.cli`
 * ``iosched demo``      -- :mod:`iosched.demo` (the main job)
+* ``iosched arena``     -- :mod:`iosched.experiments.arena.campaign` (every scheduler on the I/O regimes)
 * ``iosched campaign``  -- :mod:`iosched.campaign.cli` (experiment campaigns on Dask)
 * ``iosched report``    -- :mod:`iosched.analysis.cli` (Markdown/HTML campaign reports)
 * ``iosched leaderboard`` -- :mod:`iosched.analysis.cli` (a campaign's leaderboard)
@@ -43,6 +44,7 @@ _SUBCOMMANDS = {
     "sched": ("iosched.run.sched_cli", "sched_command"),
     "metrics": ("iosched.analysis.cli", "metrics_command"),
     "demo": ("iosched.demo", "demo_command"),
+    "arena": ("iosched.experiments.arena.campaign", "arena_command"),
     "campaign": ("iosched.campaign.cli", "campaign_command"),
     "report": ("iosched.analysis.cli", "report_command"),
     "leaderboard": ("iosched.analysis.cli", "leaderboard_command"),

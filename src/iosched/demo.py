@@ -1,8 +1,24 @@
-"""The main job (``make demo``, ``iosched demo``): I/O-aware scheduling side by
-side with a classic one, on the embedded engine, in a few minutes.
+"""The main job (``make demo``, ``iosched demo``): a small I/O arena, then
+the burst-buffer showcase on request, on the embedded engine.
 
-The showcase: the first 1000 jobs of the KTH-SP2 trace with burst-buffer
-requests -- by default the burst-buffer paper's own draws (its artifact's
+**The arena demo** (the default; issue 27, item 5): :data:`ARENA_SCHEDULERS`
+-- EASY and one representative of each I/O-aware family (burst buffers
+``sjf-bb``, list scheduling ``io-list``, data locality ``loc-fcfs``,
+data-aware dispatch ``dad``, PFS-bandwidth-aware backfilling
+``io-aware``) -- on the :data:`ARENA_REGIMES` regime of the first
+``--jobs`` jobs of the KTH-SP2 trace (``--swf``), seed ``--seed``, on the
+arena's 100-node reference machine, run as an arena
+(:func:`iosched.experiments.arena.campaign.run_arena`: a campaign
+on a local Dask cluster of ``--parallel`` workers, each scheduler inside
+the engine's process). It prints the leaderboard and writes, under
+``--output``, the campaign (``n100/``), its leaderboard
+(``n100/leaderboard/``) and ``report.md`` / ``report.html`` with the I/O
+views (bytes per tier, burst-buffer occupancy, PFS throughput over time).
+A second run of the same command re-runs nothing (the campaign resumes).
+
+**The burst-buffer showcase** (``--bb``): the first 1000 jobs of the
+KTH-SP2 trace with burst-buffer requests -- by default the burst-buffer
+paper's own draws (its artifact's
 1000-job workload, ``../shared/data/bb-artifact``, read by
 :mod:`iosched.experiments.bb.artifact`); with ``--generator``, or when that
 folder is absent (e.g. after a plain ``pip install``; :func:`default_runs`),
@@ -27,7 +43,7 @@ CSV files, ``metrics.json``, the scheduler's I/O record), ``comparison.csv`` /
 ``report.md``, with the runs' I/O (:func:`iosched.analysis.ioplots.io_blocks`:
 bytes per tier, burst-buffer occupancy, throughput over time).
 
-Adding a run (e.g. one representative of a new family on its own
+Adding a run to the showcase (e.g. one representative of a new family on its own
 platform) takes one entry of :data:`RUNS`: a :class:`DemoRun` naming its
 label, scheduler, platform and workload builder (a function
 ``(swf path, nb_jobs, seed, nb_compute) -> Batsim workload dict``). The
@@ -37,7 +53,7 @@ The simulations run in parallel, as many at once as the machine has CPUs
 (at most 2 by default, ``--parallel``). Same inputs and seed give the same
 tables and figures.
 
-Usage: ``python -m iosched.demo [--generator [--swf PATH] [--seed 1]]
+Usage: ``python -m iosched.demo [--bb [--generator]] [--swf PATH] [--seed 1]
 [--jobs 1000] [--output results/demo] [--parallel N]``.
 """
 
@@ -66,14 +82,24 @@ from iosched.analysis.units import format_duration
 from iosched.engine.platform import count_compute_hosts
 from iosched.errors import InputError
 from iosched.experiments.bb import artifact
+from iosched.experiments.arena.campaign import arena_board_text, run_arena
 from iosched.experiments.bb.workload import first_jobs, generate, write_workload
 from iosched.paths import PLATFORMS_DIR, RESULTS_DIR
 from iosched.run.result import RunError
 from iosched.run.simulation import run_simulation
 from iosched.workloads.default_swf import DEFAULT_SWF_HELP, find_default_swf
 
-__all__ = ["DemoRun", "RUNS", "GENERATOR_RUNS", "bb_workload", "artifact_workload", "default_runs",
-           "run_demo", "comparison_rows", "main"]
+__all__ = ["ARENA_SCHEDULERS", "ARENA_REGIMES", "DemoRun", "RUNS", "GENERATOR_RUNS", "bb_workload",
+           "artifact_workload", "default_runs", "run_arena_demo", "run_demo", "comparison_rows",
+           "main"]
+
+#: The arena demo's schedulers: the baseline EASY, then the cheapest
+#: representative of each family that serves its part of the regime.
+ARENA_SCHEDULERS = ("easy", "sjf-bb", "io-list", "loc-fcfs", "dad", "io-aware")
+#: The arena demo's regimes (:data:`iosched.experiments.arena.regimes.REGIMES`).
+ARENA_REGIMES = ("mixed",)
+#: Compute nodes of the arena demo's machine.
+ARENA_NODES = 100
 
 PLATFORMS = PLATFORMS_DIR
 
@@ -324,13 +350,26 @@ def run_demo(swf, nb_jobs: int, seed: int, output, parallel: int, runs=None,
     return {"metrics": metrics, "table": table, "simulation_s": sim_s, "report": html}
 
 
+def run_arena_demo(swf, nb_jobs: int, seed: int, output, parallel: int, echo=print) -> dict:
+    """The arena demo (module docstring): :data:`ARENA_SCHEDULERS` on
+    :data:`ARENA_REGIMES`, seed *seed*, the first *nb_jobs* jobs of *swf*
+    (None: the default trace) on the 100-node reference machine.
+
+    :param parallel: local Dask workers (runs at once, >= 1).
+    :returns: :func:`iosched.experiments.arena.campaign.run_arena`'s result.
+    :raises InputError: bad input (a failed run is in the result's ``failed``).
+    """
+    return run_arena(ARENA_SCHEDULERS, ARENA_REGIMES, [seed], [ARENA_NODES], output,
+                     jobs=nb_jobs, trace=swf, workers=parallel, in_process=True, echo=echo)
+
+
 @click.command(name="demo")
 @click.option("--swf", type=click.Path(dir_okay=False), default=None,
               help=f"SWF trace, plain or .swf.gz [default: {DEFAULT_SWF_HELP}]")
 @click.option("--jobs", "nb_jobs", type=click.IntRange(min=1), default=1000, show_default=True,
               help="number of jobs taken from the start of the trace")
-@click.option("--seed", type=int, default=1, show_default=True,
-              help="seed of the burst-buffer request draws")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True,
+              help="seed of the I/O draws")
 @click.option("--output", type=click.Path(file_okay=False),
               default=str(RESULTS_DIR / "demo"), show_default=True)
 @click.option("--parallel", type=click.IntRange(min=1), default=min(2, os.cpu_count() or 1),
@@ -338,9 +377,28 @@ def run_demo(swf, nb_jobs: int, seed: int, output, parallel: int, runs=None,
 @click.option("--generator", is_flag=True,
               help="use iosched's generator on --swf with --seed instead of the paper's own "
                    "1000-job workload (the default when the paper's workloads are not in the "
-                   "shared data folder)")
-def demo_command(swf, nb_jobs, seed, output, parallel, generator):
-    """Run the showcase and print the comparison table."""
+                   "shared data folder; with --bb)")
+@click.option("--bb", is_flag=True,
+              help="the burst-buffer showcase (three schedulers of Kopanski & Rzadca on "
+                   "dragonfly96) instead of the arena")
+def demo_command(swf, nb_jobs, seed, output, parallel, generator, bb):
+    """Run the arena demo (or --bb: the burst-buffer showcase) and print its table."""
+    if generator and not bb:
+        raise click.UsageError("--generator: only with --bb (the arena always generates its workload)")
+    if not bb:
+        t0 = time.monotonic()
+        try:
+            res = run_arena_demo(swf, nb_jobs, seed, output, parallel, echo=click.echo)
+        except InputError as exc:
+            raise click.ClickException(str(exc)) from None
+        click.echo("")
+        click.echo(arena_board_text(res["sizes"][0]["leaderboard"]["board"]))
+        click.echo("")
+        for rid in sorted(res["failed"]):
+            click.echo(f"FAILED {rid}: {res['failed'][rid]}")
+        click.echo(f"demo: total {time.monotonic() - t0:.1f} s (wall clock); report "
+                   f"{res['report']['html']}")
+        sys.exit(1 if res["failed"] else 0)
     try:
         t0 = time.monotonic()
         res = run_demo(swf, nb_jobs, seed, output, parallel,

@@ -1,0 +1,98 @@
+"""``iosched arena`` (issue 27, item 3): a tiny arena runs to the end and
+writes its leaderboard and report, resuming re-runs nothing, and bad
+arguments are one-line errors (exit status 2)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from iosched.cli import cli
+from iosched.experiments.arena.campaign import parse_names, parse_nodes, parse_seeds, run_arena
+from iosched.errors import InputError
+
+SCHEDULERS = ["easy", "sjf-bb", "io-list"]
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory):
+    out = tmp_path_factory.mktemp("arena")
+    res = run_arena(SCHEDULERS, ["mixed"], [1, 2], [100], out, jobs=40, workers=2,
+                    in_process=True, echo=lambda s: None)
+    return out, res
+
+
+def test_tiny_arena_writes_the_leaderboard_and_the_report(arena):
+    out, res = arena
+    assert res["failed"] == {}
+    board = pd.read_csv(out / "n100" / "leaderboard" / "leaderboard.csv")
+    assert sorted(board["scheduler"]) == sorted(SCHEDULERS)
+    assert set(board["regime"]) == {"mixed"} and set(board["machine"]) == {"arena100-dragonfly"}
+    assert list(board["runs"]) == [2, 2, 2] and list(board["failed"]) == [0, 0, 0]
+    assert sorted(board["rank"]) == [1, 2, 3]
+    # rejected jobs are counted, and easy is paired with itself (difference 0)
+    assert "jobs_rejected" in board.columns
+    easy = board[board["scheduler"] == "easy"].iloc[0]
+    assert easy["pairs"] == 2 and easy["bounded_slowdown_mean_diff"] == 0.0
+    # the bandwidths the list/pack family takes as options reach the campaign file
+    spec = (out / "n100" / "arena.yaml").read_text(encoding="utf-8")
+    assert "bandwidth:" in spec and "--enable-dynamic-jobs" in spec
+    md = (out / "report.md").read_text(encoding="utf-8")
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "Regime mixed on machine arena100-dragonfly" in md
+    assert "I/O of regime mixed" in md and "Bytes moved per tier" in md
+    assert "I/O over time" in md
+    for name in ("io_arena100-dragonfly_mixed_all_tiers.png", "io_arena100-dragonfly_mixed_tiers.png",
+                 "io_arena100-dragonfly_mixed_timeline_easy.png"):
+        assert (out / "figures" / name).is_file(), name
+    assert html.count("<img") >= 4 and "<table" in html
+
+
+def test_resuming_runs_nothing_again(arena):
+    out, first = arena
+    assert len(first["sizes"][0]["result"].executed) == 6
+    before = (out / "n100" / "leaderboard" / "leaderboard.csv").read_bytes()
+    again = run_arena(SCHEDULERS, ["mixed"], [1, 2], [100], out, jobs=40, workers=1,
+                      in_process=True, echo=lambda s: None)
+    res = again["sizes"][0]["result"]
+    assert res.executed == [] and len(res.skipped) == 6
+    assert (out / "n100" / "leaderboard" / "leaderboard.csv").read_bytes() == before
+
+
+def test_parsers():
+    assert parse_seeds("3") == [1, 2, 3] and parse_seeds("4,7") == [4, 7]
+    assert parse_nodes("100,1000") == [100, 1000]
+    assert parse_names("all", ["a", "b"], "--x") == ["a", "b"]
+    assert parse_names("b,a,b", ["a", "b"], "--x") == ["b", "a"]
+    for fn, arg in ((parse_seeds, "0"), (parse_seeds, "x"), (parse_seeds, "1,1"),
+                    (parse_nodes, "0"), (parse_nodes, "100,abc"), (parse_nodes, "200000")):
+        with pytest.raises(InputError):
+            fn(arg)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--schedulers", "easy,nope"], ["--schedulers", "'nope'"]),
+    (["--schedulers", "sjf-bb"], ["--schedulers", "baseline"]),
+    (["--regimes", "wet"], ["--regimes", "'wet'"]),
+    (["--seeds", "two"], ["--seeds"]),
+    (["--seeds", "0"], ["--seeds"]),
+    (["--nodes", "0"], ["--nodes"]),
+    (["--topology", "ring"], ["--topology", "ring"]),
+    (["--workers", "2", "--cluster", "tcp://127.0.0.1:1"], ["--workers", "--cluster"]),
+])
+def test_bad_arguments_are_one_line_errors(tmp_path, args, words):
+    res = CliRunner().invoke(cli, ["arena", "--output", str(tmp_path / "o"), *args])
+    assert res.exit_code == 2, res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error:"), res.output
+    for w in words:
+        assert w in lines[0]
+    assert not (tmp_path / "o").exists()
+
+
+def test_demo_generator_needs_bb(tmp_path):
+    """``iosched demo`` is the arena; ``--generator`` belongs to the burst-buffer showcase."""
+    res = CliRunner().invoke(cli, ["demo", "--generator", "--output", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "--generator" in res.output and "--bb" in res.output
+    assert not (tmp_path / "o").exists()
