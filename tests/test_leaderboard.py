@@ -291,3 +291,20 @@ def test_cli_prints_and_errors(campaign, tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and p.stdout == ""
     assert len(p.stderr.strip().splitlines()) == 1 and "no such campaign folder" in p.stderr
+
+
+def test_a_scheduler_that_rejected_jobs_ranks_after_those_that_ran_them_all():
+    """A scheduler whose metrics cover only the jobs it ran (it rejected
+    some) never outranks one that ran every job, even with a better mean."""
+    rows = []
+    for seed in (1, 2):
+        for sched, bsld, rejected in (("easy", 5.0 + seed, 0), ("picky", 1.0, 3), ("other", 4.0, 0)):
+            rows.append({"regime": "r", "machine": "m", "platform": "m", "workload": "r", "part": None,
+                         "seed": seed, "engine": "embedded",
+                         "scheduler": sched, "status": "done", "waiting_time_mean": 10.0 * bsld,
+                         "waiting_time_p95": 20.0 * bsld, "bounded_slowdown_mean": bsld,
+                         "gonthier_stretch_mean": np.nan, "jeannot_stretch_mean": np.nan,
+                         "utilization": 0.5, "jobs_rejected": rejected})
+    board = leaderboard(pd.DataFrame(rows), baseline="easy", metric="bounded_slowdown_mean")
+    assert list(board["scheduler"]) == ["other", "easy", "picky"]
+    assert list(board["rank"]) == [1, 2, 3]

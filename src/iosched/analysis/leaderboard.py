@@ -308,7 +308,9 @@ def leaderboard(runs: pd.DataFrame, baseline: str = "easy",
     :param baseline: the scheduler label the differences are taken to.
     :param metric: the ranking metric (lowest mean first, highest for a
         utilization, :func:`higher_is_better`; NaN last; ties by scheduler
-        label).
+        label). A scheduler that rejected jobs (mean ``jobs_rejected`` > 0:
+        its metrics cover only the jobs it ran) ranks after every scheduler
+        that rejected none.
     :returns: one row per (regime, machine, scheduler): ``regime``,
         ``machine``, ``rank`` (1 = best within the regime and machine),
         ``scheduler``, ``runs`` (finished), ``failed``, ``pairs`` (replicates
@@ -347,8 +349,12 @@ def leaderboard(runs: pd.DataFrame, baseline: str = "easy",
     board = pd.DataFrame(rows)
     sign = -1.0 if higher_is_better(metric) else 1.0
     board["__key"] = sign * board[metric]
-    board = board.sort_values(["regime", "machine", "__key", "scheduler"], kind="mergesort",
-                              na_position="last")
+    # a scheduler that rejected jobs is measured on the jobs it ran only: it
+    # ranks after every scheduler that ran them all, whatever its metric
+    rejected = board["jobs_rejected"] if "jobs_rejected" in board else pd.Series(0.0, board.index)
+    board["__partial"] = rejected.fillna(0.0).to_numpy(float) > 0
+    board = board.sort_values(["regime", "machine", "__partial", "__key", "scheduler"],
+                              kind="mergesort", na_position="last")
     board["rank"] = board.groupby(["regime", "machine"], sort=False).cumcount() + 1
     cols = ["regime", "machine", "rank", "scheduler", "runs", "failed", "pairs"]
     cols += [c for m in metrics for c in (m, f"{m}_ci95", f"{m}_diff", f"{m}_diff_ci95")]
@@ -403,7 +409,8 @@ def render_blocks(board: pd.DataFrame, title: str, tau: float, figure: str | Non
     blocks: list = [("h1", title)]
     blocks.append(("p", f"One row per scheduler, ranked by {_label(metric)} "
                         f"({'highest' if higher_is_better(metric) else 'lowest'} first; ties by "
-                        "name). Each cell: the mean over the replicates (seeds, and workload parts "
+                        "name; a scheduler that rejected jobs, measured on the jobs it ran only, "
+                        "after every one that ran them all). Each cell: the mean over the replicates (seeds, and workload parts "
                         "when the workload has parts) ± the half-width of its 95 % Student t "
                         "interval (no interval from one replicate). Bounded slowdown with "
                         f"tau = {tau:g} s. Differences: scheduler − {baseline} on the same "
