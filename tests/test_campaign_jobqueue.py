@@ -102,6 +102,10 @@ def stand_in(monkeypatch):
 
 def test_jobqueue_campaign_runs_to_the_end_on_a_stand_in_cluster(tmp_path, stand_in):
     before = listening()
+    # an orphan guard lives as long as its runner process: one started in
+    # this test process by an earlier test (a run executed here) is not the
+    # campaign's
+    earlier = {c.pid for c in psutil.Process().children(recursive=True)}
     res = invoke(tiny_campaign(tmp_path), "--jobqueue", "local", "--jobs", "2",
                  "--jobqueue-option", "cores=1", "--jobqueue-option", "walltime=00:10:00")
     assert res.exit_code == 0, res.output
@@ -116,7 +120,9 @@ def test_jobqueue_campaign_runs_to_the_end_on_a_stand_in_cluster(tmp_path, stand
     versions = [json.loads(p.read_text())["versions"]
                 for p in (tmp_path / "out").glob("runs/*/run.json")]
     assert len(versions) == 4 and all(v["iosched"] == versions[0]["iosched"] for v in versions)
-    left = [c.cmdline() for c in psutil.Process().children(recursive=True)
+    spawned = [c for c in psutil.Process().children(recursive=True) if c.pid not in earlier]
+    _, alive = psutil.wait_procs(spawned, timeout=10)   # the workers' guards exit with them
+    left = [c.cmdline() for c in alive
             if "multiprocessing.resource_tracker" not in " ".join(c.cmdline())]
     assert not left, left
     new = listening() - before
