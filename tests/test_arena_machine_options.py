@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import subprocess
 import sys
 
 import defusedxml.ElementTree as SafeET
-import pandas as pd
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -29,7 +27,6 @@ from iosched.experiments.arena.regimes import Shape, generate
 from iosched.experiments.pfsbw.workload import OVERLOADS, PFS_BW as PFSBW_PFS_BW
 from iosched.paths import shared_data
 from iosched.sched.iojob import validate
-from iosched.workloads.writer import dump_workload
 
 KTH = shared_data("KTH-SP2-1996-2.1-cln.swf")
 needs_kth = pytest.mark.skipif(not KTH.is_file(), reason="the regimes read the shared KTH-SP2 trace")
@@ -190,23 +187,3 @@ def test_tiny_arena_runs_with_both_options(tmp_path):
     board = res["sizes"][0]["leaderboard"]["board"]
     assert sorted(board["scheduler"]) == ["easy", "io-list"] and list(board["failed"]) == [0, 0]
 
-
-@needs_kth
-@pytest.mark.skipif(shutil.which("batsim") is None, reason="no 'batsim' on PATH (the real Batsim 4.2.x)")
-def test_the_real_batsim_runs_the_capped_machine_as_the_embedded_engine(tmp_path):
-    """Only links: the real Batsim loads the capped machine and gives the
-    same jobs, states and times as the embedded engine."""
-    platform = tmp_path / "arena.xml"
-    platform.write_text(arena_xml(100, "dragonfly", CAP))
-    wl = generate(KTH, "mixed", seed=1, jobs=30, node_io_cap=CAP)
-    (tmp_path / "w.json").write_text(dump_workload(wl))
-    tables = []
-    for engine in ("embedded", "batsim"):
-        out = tmp_path / engine
-        r = CliRunner().invoke(cli, ["run", "-p", str(platform), "-w", str(tmp_path / "w.json"), "-s", "easy",
-                                     "-o", str(out), "--engine", engine, "--engine-arg=--enable-dynamic-jobs",
-                                     "--no-metrics"])
-        assert r.exit_code == 0, r.output
-        df = pd.read_csv(out / "out_jobs.csv").set_index("job_id").sort_index()
-        tables.append(df[["final_state", "starting_time", "finish_time"]])
-    pd.testing.assert_frame_equal(tables[0], tables[1])
