@@ -151,13 +151,15 @@ def test_one_scheduler_of_each_family_runs_on_the_machine(name, regime, tmp_path
 
 @needs_kth
 @pytest.mark.skipif(shutil.which("batsim") is None, reason="no 'batsim' on PATH (the real Batsim 4.2.x)")
-def test_the_real_batsim_runs_the_machine_as_the_embedded_engine(tmp_path):
-    """The real Batsim loads the reference machine and gives the same jobs,
-    states and times as the embedded engine (burst-buffer phases, periodic
-    writes, reads from the PFS and from node-local disks)."""
+@pytest.mark.parametrize("cap", [None, 31.25e6], ids=["no-cap", "node-io-cap"])
+def test_the_real_batsim_runs_the_machine_as_the_embedded_engine(tmp_path, cap):
+    """The real Batsim loads the reference machine, also with the per-node
+    I/O cap (issue 30: only links), and gives the same jobs, states and
+    times as the embedded engine (burst-buffer phases, periodic writes,
+    reads from the PFS and from node-local disks)."""
     platform = tmp_path / "arena.xml"
-    platform.write_text(arena_xml(100, "fat-tree"))
-    (tmp_path / "w.json").write_text(dump_workload(generate(KTH, "mixed", seed=1, jobs=30)))
+    platform.write_text(arena_xml(100, "fat-tree", cap))
+    (tmp_path / "w.json").write_text(dump_workload(generate(KTH, "mixed", seed=1, jobs=30, node_io_cap=cap)))
     tables = []
     for engine in ("embedded", "batsim"):
         out = tmp_path / engine

@@ -13,7 +13,9 @@ For each machine size N the arena writes, under ``OUTPUT/n<N>/``:
   machine's bandwidths as options where its family takes them
   (:func:`iosched.experiments.arena.machine.scheduler_options`), the
   seeds, baseline ``easy`` and the engine argument
-  ``--enable-dynamic-jobs``;
+  ``--enable-dynamic-jobs`` (with ``--overload``, also the embedded
+  engine's ``--embedded-extensions --link-overload=pfs_link:...``:
+  :func:`iosched.experiments.arena.machine.arena_overload_args`);
 * the campaign's runs (``runs/``, ``campaign.json``), run or resumed by
   :func:`iosched.campaign.run_campaign` (Dask; finished runs are skipped);
 * ``leaderboard/`` -- :func:`iosched.analysis.leaderboard.write_leaderboard`
@@ -47,7 +49,9 @@ from iosched.campaign.schema import load_campaign
 from iosched.campaign.files import write_if_changed
 from iosched.campaign.jobqueue import jobqueue_settings
 from iosched.errors import InputError, one_line
-from iosched.experiments.arena.machine import SIZES, TOPOLOGIES, ArenaMachine, arena_xml, scheduler_options
+from iosched.engine.overload import parse_bandwidth
+from iosched.experiments.arena.machine import (SIZES, TOPOLOGIES, ArenaMachine, arena_overload_args, arena_xml,
+                                               scheduler_options)
 from iosched.experiments.arena.regimes import REGIMES, Shape, generate
 from iosched.paths import RESULTS_DIR
 from iosched.schedulers.registry import SCHEDULERS
@@ -121,16 +125,19 @@ def parse_nodes(text: str) -> list[int]:
 
 
 def regime_workload(seed: int, regime: str, nodes: int, topology: str = "dragonfly",
-                    jobs: Optional[int] = None, trace: Optional[str] = None) -> dict:
+                    jobs: Optional[int] = None, trace: Optional[str] = None,
+                    node_io_cap: Optional[float] = None) -> dict:
     """The workload of one regime and seed for the machine of *nodes* and
     *topology*: :func:`iosched.experiments.arena.regimes.generate` on
-    *trace* (None: the default KTH-SP2 trace). Called by the campaign (a
+    *trace* (None: the default KTH-SP2 trace), with the machine's per-node
+    I/O cap *node_io_cap* (bytes/s; None: none). Called by the campaign (a
     ``python`` workload entry) once per seed.
 
     :returns: a Batsim workload dict. :raises InputError: as ``generate``.
     """
     swf = find_default_swf() if trace is None else Path(trace)
-    return generate(swf, regime, seed, jobs=jobs, shape=Shape.of_machine(ArenaMachine(nodes, topology)))
+    return generate(swf, regime, seed, jobs=jobs, shape=Shape.of_machine(ArenaMachine(nodes, topology)),
+                    node_io_cap=node_io_cap)
 
 
 def _scheduler_entry(name: str, options: dict) -> dict | str:
@@ -140,10 +147,13 @@ def _scheduler_entry(name: str, options: dict) -> dict | str:
 
 def campaign_spec(name: str, platform: Path, machine: ArenaMachine, schedulers: Sequence[str],
                   regimes: Sequence[str], seeds: Sequence[int], jobs: Optional[int],
-                  trace: Optional[Path], in_process: bool) -> dict:
+                  trace: Optional[Path], in_process: bool, overload: Optional[str] = None) -> dict:
     """The campaign file's mapping of one machine size (module docstring).
 
     :param platform: the machine's platform file (absolute path).
+    :param overload: ``--overload`` (a pfsbw reading or a curve for
+        ``pfs_link``; None: linear sharing), as
+        :func:`~iosched.experiments.arena.machine.arena_overload_args`.
     :returns: a dict that :func:`iosched.campaign.load_campaign` accepts.
     """
     options = scheduler_options(machine)
@@ -152,6 +162,8 @@ def campaign_spec(name: str, platform: Path, machine: ArenaMachine, schedulers: 
         args["jobs"] = int(jobs)
     if trace is not None:
         args["trace"] = str(trace)
+    if machine.node_io_cap is not None:
+        args["node_io_cap"] = machine.node_io_cap
     return {
         "name": name,
         "platforms": [{"file": str(platform), "label": platform.stem}],
@@ -160,7 +172,7 @@ def campaign_spec(name: str, platform: Path, machine: ArenaMachine, schedulers: 
         "schedulers": [_scheduler_entry(s, options) for s in schedulers],
         "seeds": [int(s) for s in seeds],
         "baseline": BASELINE,
-        "engine_args": list(ENGINE_ARGS),
+        "engine_args": [*ENGINE_ARGS, *arena_overload_args(overload, machine)],
         "in_process": bool(in_process),
     }
 
@@ -238,6 +250,7 @@ def run_arena(schedulers: Sequence[str], regimes: Sequence[str], seeds: Sequence
               jobs: Optional[int] = None, trace=None, workers: Optional[int] = None,
               cluster: Optional[str] = None, jobqueue: Optional[dict] = None,
               in_process: bool = False, progress: bool = False,
+              overload: Optional[str] = None, node_io_cap: Optional[float] = None,
               echo: Callable[[str], None] = print) -> dict:
     """Run (or resume) the arena and write its leaderboards and report
     (module docstring).
@@ -248,6 +261,12 @@ def run_arena(schedulers: Sequence[str], regimes: Sequence[str], seeds: Sequence
     :param output: the output folder (created).
     :param jobs: the first *jobs* jobs of the trace (None: all that fit).
     :param trace: SWF file (None: the default KTH-SP2 trace).
+    :param overload: the PFS under overload, embedded engine only (a
+        pfsbw reading ``issue``, ``long-term``, ``fig4`` scaled to the
+        machine's PFS link, or a curve ``BW@N,...`` for ``pfs_link``; None
+        or ``linear``: linear sharing).
+    :param node_io_cap: per-node I/O cap b (bytes/s; None: no cap): in
+        the platform and as the jobs' ``io.throughput_cap``.
     :param workers, cluster, jobqueue: where the runs execute
         (:func:`iosched.campaign.run_campaign`; *jobqueue*: settings of
         :func:`iosched.campaign.jobqueue.jobqueue_settings`).
@@ -268,14 +287,14 @@ def run_arena(schedulers: Sequence[str], regimes: Sequence[str], seeds: Sequence
     out = Path(output).resolve()
     sizes, failed = [], {}
     for n in nodes:
-        machine = ArenaMachine(n, topology)
+        machine = ArenaMachine(n, topology, node_io_cap)
         cdir = out / f"n{n}"
         platform = cdir / "inputs" / f"arena{n}-{topology}.xml"
         try:
             platform.parent.mkdir(parents=True, exist_ok=True)
-            write_if_changed(platform, arena_xml(n, topology))
+            write_if_changed(platform, arena_xml(n, topology, node_io_cap))
             spec = campaign_spec(f"arena-n{n}", platform, machine, schedulers, regimes, seeds, jobs,
-                                 None if trace is None else Path(trace).resolve(), in_process)
+                                 None if trace is None else Path(trace).resolve(), in_process, overload)
             cfile = cdir / "arena.yaml"
             write_if_changed(cfile, yaml.safe_dump(spec, sort_keys=False))
         except OSError as e:
@@ -322,10 +341,16 @@ def arena_board_text(board) -> str:
 @click.option("--jobqueue-jobs", type=int, default=None, help="batch jobs kept running (with --jobqueue)")
 @click.option("--jobqueue-option", "jobqueue_options", multiple=True, metavar="KEY=VALUE",
               help="one jobqueue setting (with --jobqueue; repeatable)")
+@click.option("--overload", default=None, metavar="READING|CURVE",
+              help="the PFS under overload, embedded engine only: a pfsbw reading (issue, long-term, fig4) "
+                   "scaled to the PFS link, or BW@N[,BW@N...][:tasks|flows] for pfs_link [default: linear]")
+@click.option("--node-io-cap", default=None, metavar="BW",
+              help="each compute node's path to the PFS capped at BW bytes/s (e.g. 31.25MB); jobs get "
+                   "io.throughput_cap = nodes x BW [default: no cap]")
 @click.option("--in-process", is_flag=True, help="run each scheduler inside the engine's process")
 @click.option("--progress/--no-progress", default=False, help="a progress bar on stderr")
 def arena_command(schedulers, regimes, seeds, nodes, topology, nb_jobs, trace, output, workers,
-                  cluster, jobqueue, jobqueue_jobs, jobqueue_options, in_process, progress):
+                  cluster, jobqueue, jobqueue_jobs, jobqueue_options, overload, node_io_cap, in_process, progress):
     """Every scheduler on each regime x seed x machine size: a resumable
     campaign, its leaderboard (baseline easy) and a report with the I/O views.
 
@@ -341,7 +366,8 @@ def arena_command(schedulers, regimes, seeds, nodes, topology, nb_jobs, trace, o
                         parse_seeds(seeds), parse_nodes(nodes), output, topology=topology,
                         jobs=nb_jobs, trace=trace, workers=workers, cluster=cluster,
                         jobqueue=jobqueue_settings(None, jobqueue, jobqueue_options, jobqueue_jobs),
-                        in_process=in_process, progress=progress,
+                        in_process=in_process, progress=progress, overload=overload,
+                        node_io_cap=None if node_io_cap is None else parse_bandwidth(node_io_cap, "--node-io-cap"),
                         echo=lambda s: click.echo(s, err=True))
     except InputError as e:
         click.echo(f"Error: {one_line(e)}", err=True)

@@ -39,7 +39,16 @@ and a ``topology`` (``dragonfly`` or ``fat-tree``):
   one pod switch per 4 chassis, one core switch, each uplink as wide as the
   links below it (full bisection); every link :data:`LINK_BW`,
   :data:`LINK_LAT` (the burst-buffer paper's dragonfly96);
-* the ``master`` host (``role=master``) behind ``master_link``.
+* the ``master`` host (``role=master``) behind ``master_link``;
+* with the **per-node I/O cap** ``node_io_cap`` = b (bytes/s; issue 30,
+  the list-vs-pack paper's b, ``docs/listpack.md``, "The per-node I/O
+  cap"): every compute node reaches the PFS over its own link
+  ``node_<k>_pfs`` of b bytes/s (burst-buffer nodes: of :data:`LINK_BW`),
+  then the link ``pfs_gate`` (FATPIPE, as wide as the PFS link, never a
+  bottleneck) and ``pfs_link``; the node's NIC stays on that route and the
+  interconnect's other tiers (local disks, burst buffers, node to node)
+  are unchanged. Only links: the real Batsim 4.2.1 loads it. Without the
+  cap the text is the earlier machine's, byte for byte.
 
 One zone with ``routing="DijkstraCache"``: the file lists each link once
 and a route only between neighbours; SimGrid computes the shortest routes
@@ -61,12 +70,15 @@ import click
 
 from iosched.checks import argument, check_output_file
 from iosched.clicommon import OneLineErrorCommand, input_errors_one_line
+from iosched.engine.overload import parse_bandwidth, parse_overload
 from iosched.errors import InputError
+from iosched.experiments.pfsbw.workload import OVERLOADS, PFS_BW as PFSBW_PFS_BW, overload_args
 from iosched.sched.ioplan import DISK_SUFFIX
 
 __all__ = ["TOPOLOGIES", "SIZES", "CHASSIS_HOSTS", "GROUP_CHASSIS", "NODE_SPEED", "NODE_CORES",
            "NODE_MEMORY", "LINK_BW", "LINK_LAT", "DISK_BW", "PFS_BW_PER_NODE", "PFS_LAT",
-           "ArenaMachine", "arena_machine", "arena_xml", "scheduler_options", "platform_command"]
+           "ArenaMachine", "arena_machine", "arena_xml", "scheduler_options", "arena_overload_args",
+           "platform_command"]
 
 #: Interconnects of the reference machine.
 TOPOLOGIES = ("dragonfly", "fat-tree")
@@ -114,14 +126,20 @@ class ArenaMachine:
     Attributes: ``compute`` (list of compute host names, in node order),
     ``burst_buffers`` (burst-buffer host names), ``chassis`` (number),
     ``groups`` (dragonfly groups / fat-tree pods), ``pfs_bw`` (bytes/s of
-    the PFS link), ``host_chassis`` (host name -> chassis index).
+    the PFS link), ``host_chassis`` (host name -> chassis index),
+    ``node_io_cap`` (b, bytes/s of each compute node's own link to the
+    PFS; None: no cap).
 
-    :raises InputError: ``nodes`` not an integer >= 1 (at most 100,000) or
-        an unknown ``topology`` (one line naming it).
+    :raises InputError: ``nodes`` not an integer >= 1 (at most 100,000),
+        an unknown ``topology`` or a ``node_io_cap`` not > 0 and finite (one
+        line naming it).
     """
 
-    def __init__(self, nodes: int = 100, topology: str = "dragonfly"):
+    def __init__(self, nodes: int = 100, topology: str = "dragonfly", node_io_cap: float | None = None):
         argument(nodes, "nodes", integer=True, minimum=1, maximum=100_000, where="arena platform")
+        if node_io_cap is not None and not (isinstance(node_io_cap, (int, float)) and 0 < node_io_cap < math.inf):
+            raise InputError(f"arena platform: node_io_cap={node_io_cap!r} must be > 0 and finite (bytes/s)")
+        self.node_io_cap = None if node_io_cap is None else float(node_io_cap)
         if topology not in TOPOLOGIES:
             raise InputError(f"arena platform: topology={topology!r} is unknown; expected one of "
                              f"{', '.join(TOPOLOGIES)}")
@@ -142,10 +160,41 @@ class ArenaMachine:
         self.pfs_bw = PFS_BW_PER_NODE * nodes
 
 
-def arena_machine(nodes: int = 100, topology: str = "dragonfly") -> ArenaMachine:
+def arena_machine(nodes: int = 100, topology: str = "dragonfly", node_io_cap: float | None = None) -> ArenaMachine:
     """The :class:`ArenaMachine` of ``nodes`` compute nodes and ``topology``
     (same errors)."""
-    return ArenaMachine(nodes, topology)
+    return ArenaMachine(nodes, topology, node_io_cap)
+
+
+def arena_overload_args(spec: str | None, m: ArenaMachine) -> list:
+    """Engine arguments of the file system under overload on the machine's
+    ``pfs_link`` (embedded engine only; issue 30): ``[]`` for None, ``""``
+    or ``"linear"``; a named reading of the pfsbw family
+    (:data:`iosched.experiments.pfsbw.workload.OVERLOADS`: ``issue``,
+    ``long-term``, ``fig4``; Goponenko et al., Sections V-VI, read on a
+    20 GiB/s file system) scaled to this machine: every capacity of the
+    reading times ``m.pfs_bw / 20 GiB/s`` (``fig4``: the full link up to 4
+    concurrent jobs, 0.75 of it from 5 on); any other SPEC is a curve
+    ``BW@N[,BW@N...][:tasks|flows]`` in bytes/s for ``pfs_link`` as given.
+
+    :returns: ``["--embedded-extensions", "--link-overload=pfs_link:..."]``
+        or ``[]``. :raises InputError: a bad SPEC (one line naming
+        ``--overload``).
+    """
+    if not spec or spec == "linear":
+        return []
+    if spec in OVERLOADS:
+        reading = parse_overload(OVERLOADS[spec])
+        scale = m.pfs_bw / PFSBW_PFS_BW
+        points = ",".join(f"{bw * scale:.12g}@{n}" for n, bw in reading.points)
+        return overload_args(f"pfs_link:{points}:{reading.count}")
+    expected = f"a reading ({', '.join(OVERLOADS)}) or a curve BW@N[,BW@N...][:tasks|flows] for pfs_link"
+    if ":" in spec and "@" not in spec.split(":", 1)[0]:
+        raise InputError(f"--overload {spec!r}: expected {expected} (no link name)")
+    try:
+        return overload_args(f"pfs_link:{spec}")
+    except InputError as e:
+        raise InputError(f"--overload {spec!r}: expected {expected}: {e}") from None
 
 
 def scheduler_options(m: ArenaMachine) -> dict:
@@ -194,20 +243,24 @@ def _host(name: str, speed: float, props: dict) -> list:
     return out + ["    </host>"]
 
 
-def arena_xml(nodes: int = 100, topology: str = "dragonfly") -> str:
+def arena_xml(nodes: int = 100, topology: str = "dragonfly", node_io_cap: float | None = None) -> str:
     """The XML text (str) of the reference machine of ``nodes`` compute
-    nodes and ``topology`` (module documentation: hosts, links, routes and
-    the sources of every number).
+    nodes and ``topology``, with each compute node's path to the PFS capped
+    at ``node_io_cap`` bytes/s (None: no cap, the earlier text) (module
+    documentation: hosts, links, routes and the sources of every number).
 
     :raises InputError: as :class:`ArenaMachine`.
     """
-    m = ArenaMachine(nodes, topology)
+    m = ArenaMachine(nodes, topology, node_io_cap)
+    cap = m.node_io_cap
     routers = [f"router_{c}" for c in range(m.chassis)]
     out = [_HEADER,
            f"<!-- iosched platform arena: {nodes} compute nodes ({NODE_CORES} cores, {NODE_MEMORY:.0f} bytes of "
            f"memory, a local disk each), {len(m.burst_buffers)} burst-buffer nodes, a PFS behind one shared "
            f"link of {m.pfs_bw:.10g} B/s, {topology} interconnect ({m.chassis} chassis, {m.groups} "
-           f"{'groups' if topology == 'dragonfly' else 'pods'}). See iosched.experiments.arena.machine. -->",
+           f"{'groups' if topology == 'dragonfly' else 'pods'})"
+           + ("" if cap is None else f", each compute node's path to the PFS capped at {cap:.10g} B/s")
+           + ". See iosched.experiments.arena.machine. -->",
            '<zone id="arena" routing="DijkstraCache">']
     hosts = []
     for c in range(m.chassis):
@@ -260,6 +313,10 @@ def arena_xml(nodes: int = 100, topology: str = "dragonfly") -> str:
         out.append(_link(name, bw, LINK_LAT))
     out.append(_link("pfs_link", m.pfs_bw, PFS_LAT, "SHARED"))
     out.append(_link("master_link", MASTER_BW, MASTER_LAT, "FATPIPE"))
+    if cap is not None:
+        for h in m.host_chassis:
+            out.append(_link(f"{h}_pfs", LINK_BW if h in m.burst_buffers else cap, 0))
+        out.append(_link("pfs_gate", m.pfs_bw, 0, "FATPIPE"))
     # routes between neighbours
     for h in hosts:
         out.append(f'    <route src="{h}" dst="{h}" symmetrical="NO"><link_ctn id="{h}_loopback"/></route>')
@@ -271,7 +328,16 @@ def arena_xml(nodes: int = 100, topology: str = "dragonfly") -> str:
             out += _edge(disk, routers[c], [local, (f"{h}_nic", "UP")])
     for a, b, name, _ in fabric:
         out += _edge(a, b, [(name, "UP")])
-    out += _edge("pfs", "io_router", [("pfs_link", None)])
+    if cap is None:
+        out += _edge("pfs", "io_router", [("pfs_link", None)])
+    else:
+        # every edge to the PFS holds 4 links (the master's 3): a route
+        # through the pfs host (8 links or more) is never shorter than the
+        # interconnect's (at most 6), and no route to the PFS crosses it
+        gate = [("pfs_gate", None), ("pfs_link", None)]
+        for h in m.host_chassis:
+            out += _edge(h, "pfs", [(f"{h}_nic", "UP"), (f"{h}_pfs", "UP"), *gate])
+        out += _edge("master", "pfs", [("master_link", None), *gate])
     out += _edge("master", "io_router", [("master_link", None)])
     out += ["</zone>", "</platform>"]
     return "\n".join(out) + "\n"
@@ -281,16 +347,20 @@ def arena_xml(nodes: int = 100, topology: str = "dragonfly") -> str:
 @click.option("--nodes", type=int, default=SIZES[0], show_default=True, help="compute nodes (about 100 or 1000)")
 @click.option("--topology", type=click.Choice(TOPOLOGIES), default=TOPOLOGIES[0], show_default=True,
               help="interconnect")
+@click.option("--node-io-cap", default=None, metavar="BW",
+              help="each compute node's path to the PFS capped at BW bytes/s (e.g. 31.25MB) [default: no cap]")
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False), default="arena.xml", show_default=True,
               help="platform XML to write")
 @input_errors_one_line
-def platform_command(nodes, topology, out):
+def platform_command(nodes, topology, node_io_cap, out):
     """Write the arena's reference machine (compute nodes with local disks,
     burst-buffer nodes, a PFS behind a shared link, a dragonfly or fat-tree
     interconnect) to OUTPUT."""
     check_output_file(out)
-    text = arena_xml(nodes, topology)
+    cap = None if node_io_cap is None else parse_bandwidth(node_io_cap, "--node-io-cap")
+    text = arena_xml(nodes, topology, cap)
     Path(out).write_text(text, encoding="utf-8")
-    m = ArenaMachine(nodes, topology)
+    m = ArenaMachine(nodes, topology, cap)
+    capped = "" if cap is None else f", node paths to the PFS capped at {cap:.4g} B/s"
     click.echo(f"wrote {out}: {nodes} compute nodes, {len(m.burst_buffers)} burst-buffer nodes, "
-               f"{nodes} local disks, pfs ({m.pfs_bw:.4g} B/s), {topology}")
+               f"{nodes} local disks, pfs ({m.pfs_bw:.4g} B/s), {topology}{capped}")

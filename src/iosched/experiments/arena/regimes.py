@@ -66,6 +66,7 @@ import numpy as np
 from iosched.bb.model import GB
 from iosched.checks import argument, check_output_file
 from iosched.clicommon import OneLineErrorCommand, input_errors_one_line
+from iosched.engine.overload import parse_bandwidth
 from iosched.engine.platform import ROLE_MASTER, ROLE_STORAGE, read_hosts
 from iosched.errors import InputError
 from iosched.experiments.arena.machine import (LINK_BW, NODE_CORES, NODE_MEMORY, NODE_SPEED, SIZES,
@@ -277,7 +278,8 @@ def _used(profiles: dict, name: str, keep: dict) -> None:
         _used(profiles, sub, keep)
 
 
-def generate(swf, regime: str, seed: int = 0, *, jobs: Optional[int] = None, shape: Optional[Shape] = None) -> dict:
+def generate(swf, regime: str, seed: int = 0, *, jobs: Optional[int] = None, shape: Optional[Shape] = None,
+             node_io_cap: Optional[float] = None) -> dict:
     """The Batsim workload (dict) of ``regime`` on the trace ``swf``
     (module documentation).
 
@@ -287,11 +289,16 @@ def generate(swf, regime: str, seed: int = 0, *, jobs: Optional[int] = None, sha
     :param jobs: the first ``jobs`` kept jobs (int >= 1; None: all).
     :param shape: the machine (:class:`Shape`); default the 100-node
         reference machine.
+    :param node_io_cap: the machine's per-node I/O cap b (bytes/s; issue
+        30): every job gets ``io.throughput_cap = Q_i b`` (Q_i its nodes,
+        ``res``), the cap list/pack's model reads; None: no field.
     :returns: ``{"description", "nb_res", "regime", "seed", "dropped_too_large", "jobs",
         "profiles"}`` (``nb_res`` = the machine's compute nodes).
-    :raises InputError: an unknown regime, a bad ``seed`` or ``jobs``, an
-        unreadable trace (one line naming it).
+    :raises InputError: an unknown regime, a bad ``seed``, ``jobs`` or
+        ``node_io_cap``, an unreadable trace (one line naming it).
     """
+    if node_io_cap is not None and not (isinstance(node_io_cap, (int, float)) and 0 < node_io_cap < float("inf")):
+        raise InputError(f"arena workload: node_io_cap={node_io_cap!r} must be > 0 and finite (bytes/s)")
     if regime not in REGIMES:
         raise InputError(f"arena workload: regime={regime!r} is unknown; expected one of {', '.join(REGIMES)}")
     argument(seed, "seed", integer=True, maximum=2 ** 63, where="arena workload")
@@ -309,6 +316,8 @@ def generate(swf, regime: str, seed: int = 0, *, jobs: Optional[int] = None, sha
             _used(built[BASE_REGIMES[k]][1], j["profile"], profiles)
     else:
         out_jobs, profiles = _BUILD[regime](swf, rows, shape, seed)
+    if node_io_cap is not None:
+        out_jobs = [{**j, "io": {**j["io"], "throughput_cap": float(j["res"] * node_io_cap)}} for j in out_jobs]
     return {"description": f"{Path(swf).name}, first {len(rows)} jobs of at most {len(shape.compute)} nodes, "
                            f"I/O regime {regime}, seed {seed} (iosched workload arena)",
             "nb_res": len(shape.compute), "regime": regime, "seed": int(seed), "dropped_too_large": dropped,
@@ -325,8 +334,10 @@ def generate(swf, regime: str, seed: int = 0, *, jobs: Optional[int] = None, sha
 @click.option("--platform", type=click.Path(dir_okay=False), default=None,
               help="the machine's platform XML (default: the reference machine of --nodes)")
 @click.option("--nodes", type=int, default=None, help=f"compute nodes of the reference machine [default: {SIZES[0]}]")
+@click.option("--node-io-cap", default=None, metavar="BW",
+              help="the machine's per-node I/O cap b (bytes/s, e.g. 31.25MB): io.throughput_cap = nodes x b")
 @input_errors_one_line
-def workload_command(trace, regime, seed, jobs, out, platform, nodes):
+def workload_command(trace, regime, seed, jobs, out, platform, nodes, node_io_cap):
     """Annotate TRACE (an SWF log; default: the KTH-SP2 trace) with the I/O
     job model under an I/O REGIME, for the arena's reference machine."""
     if platform is not None and nodes is not None:
@@ -340,7 +351,8 @@ def workload_command(trace, regime, seed, jobs, out, platform, nodes):
     shape = shape_of_platform(platform) if platform else Shape.of_machine(
         ArenaMachine(SIZES[0] if nodes is None else nodes))
     swf = trace if trace is not None else find_default_swf()
-    wl = generate(swf, regime, seed, jobs=jobs, shape=shape)
+    cap = None if node_io_cap is None else parse_bandwidth(node_io_cap, "--node-io-cap")
+    wl = generate(swf, regime, seed, jobs=jobs, shape=shape, node_io_cap=cap)
     write_workload(wl, out)
     click.echo(f"wrote {out}: {len(wl['jobs'])} jobs, regime {regime}, seed {seed}; dropped "
                f"{wl['dropped_too_large']} jobs larger than the machine ({len(shape.compute)} nodes)")
