@@ -14,7 +14,9 @@ workloads, with 95 % t half-widths), ``OUT_DIR/starvation.md``
 (rank correlation of start time with I/O share and size) and the figures
 ``fig4_5_utilization.png``, ``fig6_max_stretch.png``,
 ``fig7_mean_stretch.png``, ``fig8_usage.png``, ``fig9_idle_vs_stretch.png``,
-``shared_vs_exclusive.png``. Runs with ``volume="time"`` (the bandwidth
+``shared_vs_exclusive.png``; for the per-node cap runs also
+``io_node.md`` / ``waits.md`` (+ ``.csv``,
+:mod:`iosched.experiments.listpack.diagnostics`). Runs with ``volume="time"`` (the bandwidth
 constraints bind) get the same tables and figures in ``OUT_DIR/volume_time/``,
 runs with ``volume="node"`` (the per-node I/O cap, issue 30) in ``OUT_DIR``
 itself when there is no run of the paper's formula, else ``OUT_DIR/cap/``
@@ -39,6 +41,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from iosched.errors import InputError  # noqa: E402
+from iosched.experiments.listpack.diagnostics import write_diagnostics  # noqa: E402
 from iosched.listpack.metrics import binned_usage, job_table, read_phases, read_workload, series, summary  # noqa: E402
 
 __all__ = ["collect", "peak_demand", "write_tables", "figures", "repro_command"]
@@ -376,4 +379,5 @@ def repro_command(out_dir, campaign_dir):
         where.mkdir(exist_ok=True)
         write_tables(node, where, runs_csv=False)
         figures(node, data, where, usage_alpha=0.8)
+        write_diagnostics(node, data, where)
     print(f"{len(df)} runs -> {out}")
