@@ -213,6 +213,36 @@ def test_sigkill_of_the_runner_leaves_no_survivor(tmp_path, platform):
     assert left == []
 
 
+def test_runner_killed_before_registering_a_session_leaves_no_survivor(tmp_path):
+    """The window between starting a child and telling the guard its session:
+    a runner that dies there (here: it never registers) still takes the child
+    with it, found by the guard's token in the child's environment."""
+    script = tmp_path / "runner.py"
+    script.write_text(
+        "import os, subprocess, sys\n"
+        "from iosched.run.supervise import guard_token\n"
+        "env = dict(os.environ, IOSCHED_GUARD=guard_token())\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'],\n"
+        "                     env=env, start_new_session=True)\n"
+        "print(p.pid, flush=True)\n"
+        "os.kill(os.getpid(), 9)\n")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PYTHONPATH=str(SRC)))
+    assert r.returncode == -signal.SIGKILL
+    child = psutil.Process(int(r.stdout.split()[0]))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            if child.status() == psutil.STATUS_ZOMBIE:
+                break
+        except psutil.NoSuchProcess:
+            break
+        time.sleep(0.05)
+    else:
+        child.kill()
+        pytest.fail("the unregistered child outlived its runner")
+
+
 def test_campaign_validated_in_full_before_anything_runs(tmp_path, platform):
     w = tmp_path / "w.json"
     w.write_text(json.dumps(WORKLOAD))

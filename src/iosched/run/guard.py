@@ -10,6 +10,13 @@ session and ``-SID`` when it has cleaned it up. When the pipe closes — the
 runner exited or was killed, whatever the signal — the guard sends SIGKILL to
 every process of the sessions still listed, then exits.
 
+A session is listed only once its leader has started, so a runner killed
+between starting a process and writing ``+SID`` would leave that process
+behind. The guard therefore has a second key, given on its command line: the
+runner starts every child with ``IOSCHED_GUARD=<token>`` in its environment
+(:func:`iosched.run.supervise.guard_token`), and at EOF the guard also kills
+every process whose initial environment carries that token (Linux /proc).
+
 This file runs as a script (``python -I -S guard.py``: standard library
 only, started in a few milliseconds); it imports nothing from the package.
 """
@@ -39,6 +46,29 @@ def _session_members(sids: set) -> list:
     return pids
 
 
+def _token_members(token: bytes) -> list:
+    """Pids of the processes whose initial environment holds ``IOSCHED_GUARD=token``."""
+    pids = []
+    if not token:
+        return pids
+    needle = b"IOSCHED_GUARD=" + token
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return pids
+    me = os.getpid()
+    for name in names:
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    pids.append(int(name))
+        except OSError:
+            pass
+    return pids
+
+
 def kill_sessions(sids: set) -> None:
     """SIGKILL every process of the sessions *sids* (their process groups, then
     every other member found)."""
@@ -55,7 +85,9 @@ def kill_sessions(sids: set) -> None:
 
 
 def main() -> int:
-    """Read ``+SID`` / ``-SID`` lines on stdin until EOF, then kill what is listed."""
+    """Read ``+SID`` / ``-SID`` lines on stdin until EOF, then kill what is listed
+    and every process started with this guard's token (``argv[1]``, if given)."""
+    token = sys.argv[1].encode() if len(sys.argv) > 1 else b""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the runner's to handle
     sids: set = set()
     stdin = sys.stdin.buffer
@@ -77,6 +109,11 @@ def main() -> int:
             sids.discard(sid)
     if sids:
         kill_sessions(sids)
+    for pid in _token_members(token):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
     return 0
 
 

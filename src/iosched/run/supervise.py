@@ -20,7 +20,9 @@ Used by both entry points, :func:`iosched.run.simulation.run_simulation` and
   orphan guard (:mod:`iosched.run.guard`, :func:`guard_sessions`), a small
   process in a session of its own, holds the read end of a pipe from the
   runner, is told each session the runner starts and cleans up, and kills
-  the sessions still listed when the pipe closes.
+  the sessions still listed when the pipe closes. It is started before the
+  first child, and each child carries its token in ``IOSCHED_GUARD``, so a
+  runner killed before it registered a session still takes that child along.
 * Cleanup (:func:`cleanup`) = SIGTERM to every process of both sessions and
   recorded trees, up to :data:`KILL_GRACE` s for them to exit, then SIGKILL
   to whatever is left (sessions re-scanned, so late forks are caught), then
@@ -189,7 +191,7 @@ def subreaper():
 
 _GUARD_SCRIPT = str(Path(__file__).with_name("guard.py"))
 _guard_lock = threading.Lock()
-_guard: tuple[int, subprocess.Popen, object] | None = None  # (owner pid, guard, pipe)
+_guard: tuple[int, subprocess.Popen, object, str] | None = None  # (owner pid, guard, pipe, token)
 
 
 def _guard_pipe():
@@ -198,11 +200,30 @@ def _guard_pipe():
     global _guard
     if _guard is not None and _guard[0] == os.getpid() and _guard[1].poll() is None:
         return _guard[2]
-    proc = subprocess.Popen([sys.executable, "-I", "-S", _GUARD_SCRIPT], stdin=subprocess.PIPE,
+    token = f"{os.getpid()}.{os.urandom(8).hex()}"
+    proc = subprocess.Popen([sys.executable, "-I", "-S", _GUARD_SCRIPT, token], stdin=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True, close_fds=True)
-    _guard = (os.getpid(), proc, proc.stdin)
+    _guard = (os.getpid(), proc, proc.stdin, token)
     return proc.stdin
+
+
+def guard_token() -> str | None:
+    """The token of this process's orphan guard, started now if need be, or None
+    if it cannot be started.
+
+    A child started with ``IOSCHED_GUARD=<token>`` in its environment is killed
+    by the guard when this process dies, even if it dies before the child's
+    session was registered with :func:`guard_sessions`.
+    """
+    global _guard
+    with _guard_lock:
+        try:
+            _guard_pipe()
+        except OSError:
+            _guard = None
+            return None
+        return _guard[3]
 
 
 def guard_sessions(add: Iterable[int] = (), remove: Iterable[int] = ()) -> None:
@@ -265,13 +286,17 @@ class Child:
     def start(self) -> None:
         """Start the process; raise RunError if it cannot be started."""
         out = err = None
+        env = self.env
+        token = guard_token()  # before the process exists: no window without a guard
+        if token is not None:
+            env = dict(os.environ if env is None else env, IOSCHED_GUARD=token)
         try:
             out = open(self.out, "wb")
             err = open(self.err, "wb") if self.err is not None else subprocess.STDOUT
             with spawning_on(self.cpus):
                 self.popen = subprocess.Popen(
                     self.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                    start_new_session=True, close_fds=True, env=self.env, cwd=self.cwd,
+                    start_new_session=True, close_fds=True, env=env, cwd=self.cwd,
                 )
         except OSError as e:
             raise RunError(f"cannot start {self.name} ({self.argv[0]}): "
