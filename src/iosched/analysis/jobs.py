@@ -411,6 +411,8 @@ def collapse_phases(jobs: pd.DataFrame, run_workload: str = RUN_WORKLOAD) -> pd.
         if "consumed_energy" in sub else None
     allocs = sub["allocated_resources"].to_numpy() if "allocated_resources" in sub else None
     profiles = sub["profile"].to_numpy() if "profile" in sub else None
+    last_cols = [(col, sub[col].to_numpy()) for col in ("success", "final_state") if col in sub]
+    sub_ids = sub["job_id"].to_numpy()
     where = source_of(jobs)
     for b, members in groups.items():
         members.sort()
@@ -425,9 +427,8 @@ def collapse_phases(jobs: pd.DataFrame, run_workload: str = RUN_WORKLOAD) -> pd.
                 rec["finish_time"] = max(fi) if fi else math.nan
                 if "execution_time" in sub:
                     rec["execution_time"] = rec["finish_time"] - rec["starting_time"]
-        for col in ("success", "final_state"):
-            if col in sub:
-                rec[col] = sub[col].iat[last]
+        for col, arr in last_cols:
+            rec[col] = arr[last]
         if profiles is not None and rec.get("final_state") == COMPLETED_SUCCESSFULLY:
             n = phase_count(profiles[last])
             if n is not None and members[-1][0] + 1 < n:    # phases left: the walltime ended it
@@ -437,10 +438,17 @@ def collapse_phases(jobs: pd.DataFrame, run_workload: str = RUN_WORKLOAD) -> pd.
         if energy is not None:
             rec["consumed_energy"] = float(np.nansum([energy[p] for p in poss]))
         if allocs is not None:
-            ps = ProcSet()
+            texts = {}   # the phases' distinct allocations, each parsed once
             for p in poss:
-                ps |= parse_allocation(allocs[p], where, sub["job_id"].iat[p])
-            rec["allocated_resources"] = str(ps)
+                texts.setdefault(allocs[p], p)
+            if len(texts) == 1:
+                a, p = next(iter(texts.items()))
+                rec["allocated_resources"] = str(parse_allocation(a, where, sub_ids[p]))
+            else:
+                ps = ProcSet()
+                for a, p in texts.items():
+                    ps |= parse_allocation(a, where, sub_ids[p])
+                rec["allocated_resources"] = str(ps)
         first_rows.append(sub.index[first])
         values.append(rec)
     out = jobs.copy()
