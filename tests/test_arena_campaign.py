@@ -4,13 +4,18 @@ arguments are one-line errors (exit status 2)."""
 
 from __future__ import annotations
 
+import shutil
+
 import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from iosched.analysis.leaderboard import compare_leaderboards
 from iosched.cli import cli
-from iosched.experiments.arena.campaign import parse_names, parse_nodes, parse_seeds, run_arena
+from iosched.experiments.arena.campaign import campaign_spec, parse_names, parse_nodes, parse_seeds, run_arena
+from iosched.experiments.arena.machine import ArenaMachine
 from iosched.errors import InputError
+from iosched.schedulers.registry import SCHEDULERS as REGISTERED
 
 SCHEDULERS = ["easy", "sjf-bb", "io-list"]
 
@@ -80,6 +85,9 @@ def test_parsers():
     (["--nodes", "0"], ["--nodes"]),
     (["--topology", "ring"], ["--topology", "ring"]),
     (["--workers", "2", "--cluster", "tcp://127.0.0.1:1"], ["--workers", "--cluster"]),
+    (["--engine", "nix"], ["--engine", "'nix'"]),
+    (["--engine", "batsim", "--in-process"], ["--in-process", "embedded engine only"]),
+    (["--engine", "batsim", "--overload", "fig4"], ["--overload", "embedded engine only"]),
 ])
 def test_bad_arguments_are_one_line_errors(tmp_path, args, words):
     res = CliRunner().invoke(cli, ["arena", "--output", str(tmp_path / "o"), *args])
@@ -91,8 +99,34 @@ def test_bad_arguments_are_one_line_errors(tmp_path, args, words):
     assert not (tmp_path / "o").exists()
 
 
+def test_engine_batsim_goes_into_the_campaign_file(tmp_path):
+    m = ArenaMachine(100, "dragonfly", None)
+    real = campaign_spec("a", tmp_path / "p.xml", m, ["easy"], ["mixed"], [1], 10, None, False,
+                         engine="batsim")
+    emb = campaign_spec("a", tmp_path / "p.xml", m, ["easy"], ["mixed"], [1], 10, None, False)
+    assert real["engine"] == "batsim" and "engine" not in emb
+    assert {k: v for k, v in real.items() if k != "engine"} == emb
+
+
 def test_demo_generator_needs_bb(tmp_path):
     """``iosched demo`` is the arena; ``--generator`` belongs to the burst-buffer showcase."""
     res = CliRunner().invoke(cli, ["demo", "--generator", "--output", str(tmp_path / "o")])
     assert res.exit_code == 2 and "--generator" in res.output and "--bb" in res.output
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.skipif(shutil.which("batsim") is None, reason="no 'batsim' on PATH (the real Batsim 4.2.x)")
+def test_an_arena_sample_on_the_real_batsim_gives_the_same_leaderboard(tmp_path):
+    """Issue 27, item 6: one regime, one seed, every registered scheduler, on
+    the real Batsim 4.2.1 and on the embedded engine: the same rank order and
+    every metric's mean within 1 %."""
+    names = ["easy", *sorted(set(REGISTERED) - {"easy"})]
+    boards = {}
+    for engine in ("batsim", "embedded"):
+        res = run_arena(names, ["mixed"], [1], [100], tmp_path / engine, jobs=30, workers=2,
+                        engine=engine, echo=lambda s: None)
+        assert res["failed"] == {}, engine
+        boards[engine] = res["sizes"][0]["leaderboard"]["board"]
+    cmp = compare_leaderboards(boards["batsim"], boards["embedded"], tolerance=0.01)
+    assert cmp["order"] == [] and cmp["outside"] == [], cmp
+    assert len(boards["batsim"]) == len(names)

@@ -24,8 +24,9 @@ import yaml
 from click.testing import CliRunner
 
 from iosched.analysis.cli import leaderboard_command
-from iosched.analysis.leaderboard import (PFS_BANDWIDTH, READ_BANDWIDTH, leaderboard, render_blocks,
-                                          run_table, t_interval, write_leaderboard)
+from iosched.analysis.leaderboard import (PFS_BANDWIDTH, READ_BANDWIDTH, board_metrics_of,
+                                          compare_leaderboards, leaderboard, render_blocks, run_table,
+                                          t_interval, write_leaderboard)
 from iosched.analysis.report import render_markdown
 from iosched.analysis.units import bytes_unit
 from iosched.campaign.execute import run_campaign
@@ -308,3 +309,55 @@ def test_a_scheduler_that_rejected_jobs_ranks_after_those_that_ran_them_all():
     board = leaderboard(pd.DataFrame(rows), baseline="easy", metric="bounded_slowdown_mean")
     assert list(board["scheduler"]) == ["other", "easy", "picky"]
     assert list(board["rank"]) == [1, 2, 3]
+
+
+def _board(bslds, waits):
+    rows = []
+    for seed in (1, 2):
+        for sched, bsld in bslds.items():
+            rows.append({"regime": "r", "machine": "m", "platform": "m", "workload": "r", "part": None,
+                         "seed": seed, "engine": "embedded", "scheduler": sched, "status": "done",
+                         "waiting_time_mean": waits[sched], "waiting_time_p95": 2 * waits[sched],
+                         "bounded_slowdown_mean": bsld, "gonthier_stretch_mean": np.nan,
+                         "jeannot_stretch_mean": np.nan, "utilization": 0.5, "jobs_rejected": 0})
+    return leaderboard(pd.DataFrame(rows), baseline="easy", metric="bounded_slowdown_mean")
+
+
+def test_compare_leaderboards_order_and_tolerance(tmp_path):
+    a = _board({"easy": 5.0, "x": 3.0, "y": 4.0}, {"easy": 100.0, "x": 0.0, "y": 50.0})
+    same = compare_leaderboards(a, a.copy())
+    assert same["agree"] and same["order"] == [] and same["outside"] == []
+    assert set(same["metrics"]["max_relative_difference"]) == {0.0}   # NaN = NaN, 0 = 0
+    # 0.5 % off: inside 1 %, outside 0.1 %
+    b = _board({"easy": 5.0, "x": 3.0, "y": 4.0}, {"easy": 100.5, "x": 0.0, "y": 50.0})
+    near = compare_leaderboards(a, b)
+    assert near["agree"]
+    row = near["metrics"].set_index("metric").loc["waiting_time_mean"]
+    assert row["max_relative_difference"] == pytest.approx(0.5 / 100.5) and row["where"] == "r/m/easy"
+    strict = compare_leaderboards(a, b, tolerance=0.001)
+    assert not strict["agree"] and len(strict["outside"]) == 2      # the mean and its p95 (x2)
+    assert strict["outside"][0][:4] == ("r", "m", "easy", "waiting_time_mean")
+    # another order
+    c = _board({"easy": 5.0, "x": 4.5, "y": 4.0}, {"easy": 100.0, "x": 0.0, "y": 50.0})
+    swapped = compare_leaderboards(a, c, tolerance=1.0)
+    assert not swapped["agree"] and swapped["order"] == [("r", "m", ["x", "y", "easy"], ["y", "x", "easy"])]
+    # read back from the CSV (no attrs): the same metrics
+    a.to_csv(tmp_path / "a.csv", index=False)
+    back = pd.read_csv(tmp_path / "a.csv")
+    assert board_metrics_of(back) == a.attrs["metrics"]
+    assert compare_leaderboards(back, a)["agree"]
+    with pytest.raises(InputError, match="in one board only"):
+        compare_leaderboards(a, a[a["scheduler"] != "y"])
+    with pytest.raises(InputError, match="--tolerance"):
+        compare_leaderboards(a, a, tolerance=float("nan"))
+
+
+def test_cli_against_another_run_of_the_campaign(campaign, tmp_path):
+    runner = CliRunner()
+    r = runner.invoke(leaderboard_command, [str(campaign), "--out", str(tmp_path / "o"),
+                                            "--against", str(campaign)])
+    assert r.exit_code == 0, r.output
+    assert "agree: rank order same, 0 metric means outside the tolerance" in r.stdout
+    r = runner.invoke(leaderboard_command, [str(campaign), "--out", str(tmp_path / "o"),
+                                            "--against", str(tmp_path / "nope")])
+    assert r.exit_code == 2 and "no such campaign folder" in r.output

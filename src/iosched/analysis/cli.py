@@ -13,7 +13,8 @@ import click
 
 from iosched.analysis.format import format_table
 from iosched.analysis.jobs import load_jobs
-from iosched.analysis.leaderboard import DEFAULT_METRIC, PFS_BANDWIDTH, READ_BANDWIDTH, write_leaderboard
+from iosched.analysis.leaderboard import (DEFAULT_METRIC, PFS_BANDWIDTH, READ_BANDWIDTH, compare_leaderboards,
+                                         leaderboard, run_table, write_leaderboard)
 from iosched.analysis.metrics_file import write_metrics
 from iosched.analysis.plots import plot_gantt, plot_utilization
 from iosched.analysis.report import build_report
@@ -99,7 +100,13 @@ def report_command(directory, output, top):
               help="Load bandwidth of the Gonthier stretch's reference flow, bytes/s.")
 @click.option("--pfs-bandwidth", type=float, default=PFS_BANDWIDTH, show_default=True,
               help="I/O bandwidth B of the Jeannot stretch's time alone, bytes/s.")
-def leaderboard_command(campaign_dir, baseline, metric, out, read_bandwidth, pfs_bandwidth):
+@click.option("--against", default=None, type=click.Path(file_okay=False), metavar="OTHER_DIR",
+              help="Compare with the leaderboard of another run of the same campaign (e.g. on the "
+                   "other engine): same rank order and every metric within --tolerance, else exit 1.")
+@click.option("--tolerance", type=float, default=0.01, show_default=True,
+              help="With --against: largest relative difference of a metric's mean.")
+def leaderboard_command(campaign_dir, baseline, metric, out, read_bandwidth, pfs_bandwidth, against,
+                        tolerance):
     """Print the leaderboard of the campaign in CAMPAIGN_DIR (Markdown) and
     write leaderboard.md, .html, .csv and the rankings figure.
 
@@ -112,8 +119,27 @@ def leaderboard_command(campaign_dir, baseline, metric, out, read_bandwidth, pfs
     try:
         res = write_leaderboard(campaign_dir, out, baseline=baseline, metric=metric,
                                 read_bandwidth=read_bandwidth, pfs_bandwidth=pfs_bandwidth)
+        cmp = None
+        if against is not None:
+            other = leaderboard(run_table(against, read_bandwidth, pfs_bandwidth), baseline, metric)
+            cmp = compare_leaderboards(res["board"], other, tolerance)
     except InputError as e:
         raise CommandError(one_line(e)) from None
     click.echo(res["markdown"], nl=False)
     p = res["paths"]
     click.echo(f"leaderboard: {p['markdown']}, {p['html']}, {p['csv']} and {p['figure']}", err=True)
+    if cmp is None:
+        return
+    click.echo(f"\nAgainst {against} (tolerance {tolerance:g}):")
+    for _, r in cmp["metrics"].iterrows():
+        click.echo(f"  {r['metric']}: largest relative difference {r['max_relative_difference']:.3g}"
+                   f" ({r['where']})")
+    for regime, machine, oa, ob in cmp["order"]:
+        click.echo(f"  ORDER {regime}/{machine}: {', '.join(oa)} | {', '.join(ob)}")
+    for regime, machine, sched, m, xa, xb in cmp["outside"]:
+        click.echo(f"  OUTSIDE {regime}/{machine}/{sched} {m}: {xa:.6g} | {xb:.6g}")
+    click.echo(f"  {'agree' if cmp['agree'] else 'DISAGREE'}: rank order "
+               f"{'same' if not cmp['order'] else 'differs in ' + str(len(cmp['order']))}, "
+               f"{len(cmp['outside'])} metric means outside the tolerance")
+    if not cmp["agree"]:
+        raise SystemExit(1)

@@ -46,8 +46,8 @@ from iosched.sched.iojob import read_io
 
 __all__ = ["READ_BANDWIDTH", "PFS_BANDWIDTH", "METRICS", "IO_PREFIX", "DEFAULT_METRIC",
            "CONFIDENCE", "family_stretches", "io_metrics", "run_table", "t_interval",
-           "board_metrics", "higher_is_better", "leaderboard", "render_blocks",
-           "write_leaderboard"]
+           "board_metrics", "higher_is_better", "leaderboard", "compare_leaderboards", "board_metrics_of",
+           "render_blocks", "write_leaderboard"]
 
 #: Load bandwidth (bytes/s) of the locality paper's reference flow (Gonthier
 #: et al., RR-9497, Section 5: 0.1 GB/s per node; the locality scheduler's
@@ -362,6 +362,74 @@ def leaderboard(runs: pd.DataFrame, baseline: str = "easy",
     board["rank"] = board["rank"].astype("int64")
     board.attrs.update(baseline=baseline, metric=metric, metrics=list(metrics))
     return board
+
+
+def _relative_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """|a - b| / max(|a|, |b|) elementwise; 0 where both are 0 or both NaN,
+    inf where only one is NaN."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    both_nan = np.isnan(a) & np.isnan(b)
+    scale = np.maximum(np.abs(a), np.abs(b))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rel = np.where(scale > 0, np.abs(a - b) / scale, 0.0)
+    rel = np.where(np.isnan(a) ^ np.isnan(b), np.inf, rel)
+    return np.where(both_nan, 0.0, rel)
+
+
+def compare_leaderboards(a: pd.DataFrame, b: pd.DataFrame, tolerance: float = 0.01) -> dict:
+    """Do two leaderboards of the same campaign (e.g. run on two engines)
+    agree: the same schedulers in the same rank order in every (regime,
+    machine), and every metric's mean within a relative *tolerance*?
+
+    :param a, b: tables of :func:`leaderboard`.
+    :param tolerance: largest relative difference |x_a - x_b| / max(|x_a|,
+        |x_b|) accepted for a metric's mean (0.01: 1 %); 0 when both are 0
+        or both NaN.
+    :returns: ``{"agree": bool, "order": [(regime, machine, a's order,
+        b's order)] where they differ, "metrics": DataFrame (metric,
+        max_relative_difference, where: "regime/machine/scheduler" of the
+        largest), "outside": [(regime, machine, scheduler, metric, x_a,
+        x_b)] beyond the tolerance}``.
+    :raises InputError: a negative or non-finite tolerance; the two boards
+        have different (regime, machine, scheduler) rows or metrics.
+    """
+    if not (math.isfinite(tolerance) and tolerance >= 0):
+        raise InputError(f"option --tolerance: not a finite number >= 0: {tolerance!r}")
+    key = ["regime", "machine", "scheduler"]
+    ka = set(map(tuple, a[key].to_numpy().tolist()))
+    kb = set(map(tuple, b[key].to_numpy().tolist()))
+    if ka != kb:
+        only = sorted(ka ^ kb)[0]
+        raise InputError(f"leaderboards: row {'/'.join(map(str, only))} is in one board only")
+    metrics = list(a.attrs.get("metrics") or board_metrics_of(a))
+    if metrics != list(b.attrs.get("metrics") or board_metrics_of(b)):
+        raise InputError("leaderboards: the two boards have different metrics")
+    order = []
+    for (regime, machine), ga in a.groupby(["regime", "machine"], sort=True):
+        gb = b[(b["regime"] == regime) & (b["machine"] == machine)]
+        oa = list(ga.sort_values("rank")["scheduler"])
+        ob = list(gb.sort_values("rank")["scheduler"])
+        if oa != ob:
+            order.append((regime, machine, oa, ob))
+    m = a.merge(b, on=key, suffixes=("_a", "_b"))
+    rows, outside = [], []
+    for metric in metrics:
+        rel = _relative_difference(m[f"{metric}_a"], m[f"{metric}_b"])
+        i = int(np.argmax(rel)) if len(rel) else 0
+        rows.append({"metric": metric, "max_relative_difference": float(rel[i]) if len(rel) else 0.0,
+                     "where": "/".join(str(m[c].iat[i]) for c in key) if len(rel) else ""})
+        for j in np.flatnonzero(rel > tolerance):
+            outside.append((m["regime"].iat[j], m["machine"].iat[j], m["scheduler"].iat[j], metric,
+                            float(m[f"{metric}_a"].iat[j]), float(m[f"{metric}_b"].iat[j])))
+    return {"agree": not order and not outside, "order": order,
+            "metrics": pd.DataFrame(rows, columns=["metric", "max_relative_difference", "where"]),
+            "outside": outside}
+
+
+def board_metrics_of(board: pd.DataFrame) -> list[str]:
+    """The metric columns of a leaderboard table (read back from a CSV,
+    without ``attrs``): each ``m`` that has ``m_ci95`` beside it."""
+    return [c for c in board.columns if f"{c}_ci95" in board.columns and not c.endswith("_diff")]
 
 
 # --------------------------------------------------------------------------

@@ -54,6 +54,7 @@ from iosched.experiments.arena.machine import (SIZES, TOPOLOGIES, ArenaMachine, 
                                                scheduler_options)
 from iosched.experiments.arena.regimes import REGIMES, Shape, generate
 from iosched.paths import RESULTS_DIR
+from iosched.run.simulation import ENGINES
 from iosched.schedulers.registry import SCHEDULERS
 from iosched.workloads.default_swf import DEFAULT_SWF_HELP, find_default_swf
 
@@ -147,13 +148,16 @@ def _scheduler_entry(name: str, options: dict) -> dict | str:
 
 def campaign_spec(name: str, platform: Path, machine: ArenaMachine, schedulers: Sequence[str],
                   regimes: Sequence[str], seeds: Sequence[int], jobs: Optional[int],
-                  trace: Optional[Path], in_process: bool, overload: Optional[str] = None) -> dict:
+                  trace: Optional[Path], in_process: bool, overload: Optional[str] = None,
+                  engine: str = "embedded") -> dict:
     """The campaign file's mapping of one machine size (module docstring).
 
     :param platform: the machine's platform file (absolute path).
     :param overload: ``--overload`` (a pfsbw reading or a curve for
         ``pfs_link``; None: linear sharing), as
         :func:`~iosched.experiments.arena.machine.arena_overload_args`.
+    :param engine: the campaign's ``engine`` (``embedded`` or ``batsim``,
+        the real Batsim 4.2.1 on PATH; the key is left out for embedded).
     :returns: a dict that :func:`iosched.campaign.load_campaign` accepts.
     """
     options = scheduler_options(machine)
@@ -164,7 +168,7 @@ def campaign_spec(name: str, platform: Path, machine: ArenaMachine, schedulers: 
         args["trace"] = str(trace)
     if machine.node_io_cap is not None:
         args["node_io_cap"] = machine.node_io_cap
-    return {
+    spec = {
         "name": name,
         "platforms": [{"file": str(platform), "label": platform.stem}],
         "workloads": [{"python": f"{__name__}:regime_workload", "label": r,
@@ -175,6 +179,9 @@ def campaign_spec(name: str, platform: Path, machine: ArenaMachine, schedulers: 
         "engine_args": [*ENGINE_ARGS, *arena_overload_args(overload, machine)],
         "in_process": bool(in_process),
     }
+    if engine != "embedded":
+        spec["engine"] = engine
+    return spec
 
 
 def _representatives(board, regime: str, machine: str) -> list[str]:
@@ -251,7 +258,7 @@ def run_arena(schedulers: Sequence[str], regimes: Sequence[str], seeds: Sequence
               cluster: Optional[str] = None, jobqueue: Optional[dict] = None,
               in_process: bool = False, progress: bool = False,
               overload: Optional[str] = None, node_io_cap: Optional[float] = None,
-              echo: Callable[[str], None] = print) -> dict:
+              engine: str = "embedded", echo: Callable[[str], None] = print) -> dict:
     """Run (or resume) the arena and write its leaderboards and report
     (module docstring).
 
@@ -267,6 +274,9 @@ def run_arena(schedulers: Sequence[str], regimes: Sequence[str], seeds: Sequence
         or ``linear``: linear sharing).
     :param node_io_cap: per-node I/O cap b (bytes/s; None: no cap): in
         the platform and as the jobs' ``io.throughput_cap``.
+    :param engine: ``embedded`` (default) or ``batsim`` (the real Batsim
+        4.2.1, found on PATH when a run starts; not with *in_process* nor
+        *overload*, both embedded-only).
     :param workers, cluster, jobqueue: where the runs execute
         (:func:`iosched.campaign.run_campaign`; *jobqueue*: settings of
         :func:`iosched.campaign.jobqueue.jobqueue_settings`).
@@ -282,6 +292,12 @@ def run_arena(schedulers: Sequence[str], regimes: Sequence[str], seeds: Sequence
     if topology not in TOPOLOGIES:
         raise InputError(f"option --topology: unknown topology {topology!r} "
                          f"(one of {', '.join(TOPOLOGIES)})")
+    if engine not in ENGINES:
+        raise InputError(f"option --engine: unknown engine {engine!r} (one of {', '.join(ENGINES)})")
+    if engine != "embedded":
+        for opt, on in (("--in-process", in_process), ("--overload", overload not in (None, "linear"))):
+            if on:
+                raise InputError(f"option {opt}: embedded engine only, not with --engine {engine}")
     if trace is not None and not Path(trace).is_file():
         raise InputError(f"option --trace: file not found: {trace}")
     out = Path(output).resolve()
@@ -294,7 +310,8 @@ def run_arena(schedulers: Sequence[str], regimes: Sequence[str], seeds: Sequence
             platform.parent.mkdir(parents=True, exist_ok=True)
             write_if_changed(platform, arena_xml(n, topology, node_io_cap))
             spec = campaign_spec(f"arena-n{n}", platform, machine, schedulers, regimes, seeds, jobs,
-                                 None if trace is None else Path(trace).resolve(), in_process, overload)
+                                 None if trace is None else Path(trace).resolve(), in_process, overload,
+                                 engine)
             cfile = cdir / "arena.yaml"
             write_if_changed(cfile, yaml.safe_dump(spec, sort_keys=False))
         except OSError as e:
@@ -348,9 +365,12 @@ def arena_board_text(board) -> str:
               help="each compute node's path to the PFS capped at BW bytes/s (e.g. 31.25MB); jobs get "
                    "io.throughput_cap = nodes x BW [default: no cap]")
 @click.option("--in-process", is_flag=True, help="run each scheduler inside the engine's process")
+@click.option("--engine", default="embedded", show_default=True,
+              help="embedded, or batsim: the real Batsim 4.2.1 on PATH (not with --in-process, --overload)")
 @click.option("--progress/--no-progress", default=False, help="a progress bar on stderr")
 def arena_command(schedulers, regimes, seeds, nodes, topology, nb_jobs, trace, output, workers,
-                  cluster, jobqueue, jobqueue_jobs, jobqueue_options, overload, node_io_cap, in_process, progress):
+                  cluster, jobqueue, jobqueue_jobs, jobqueue_options, overload, node_io_cap, in_process,
+                  engine, progress):
     """Every scheduler on each regime x seed x machine size: a resumable
     campaign, its leaderboard (baseline easy) and a report with the I/O views.
 
@@ -366,7 +386,7 @@ def arena_command(schedulers, regimes, seeds, nodes, topology, nb_jobs, trace, o
                         parse_seeds(seeds), parse_nodes(nodes), output, topology=topology,
                         jobs=nb_jobs, trace=trace, workers=workers, cluster=cluster,
                         jobqueue=jobqueue_settings(None, jobqueue, jobqueue_options, jobqueue_jobs),
-                        in_process=in_process, progress=progress, overload=overload,
+                        in_process=in_process, progress=progress, overload=overload, engine=engine,
                         node_io_cap=None if node_io_cap is None else parse_bandwidth(node_io_cap, "--node-io-cap"),
                         echo=lambda s: click.echo(s, err=True))
     except InputError as e:
