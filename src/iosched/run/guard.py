@@ -26,9 +26,9 @@ import signal
 import sys
 
 
-def _session_members(sids: set) -> list:
-    """Pids of the processes whose session id is in *sids* (Linux /proc; elsewhere
-    only the session leaders' process groups are killed)."""
+def _processes(match) -> list:
+    """Pids of the other processes (Linux /proc) for which ``match(pid)`` is
+    true; a process that vanished or cannot be read does not match."""
     pids = []
     try:
         names = os.listdir("/proc")
@@ -39,34 +39,30 @@ def _session_members(sids: set) -> list:
         if not name.isdigit() or int(name) == me:
             continue
         try:
-            if os.getsid(int(name)) in sids:
+            if match(int(name)):
                 pids.append(int(name))
         except OSError:
             pass
     return pids
 
 
+def _session_members(sids: set) -> list:
+    """Pids of the processes whose session id is in *sids* (Linux /proc; elsewhere
+    only the session leaders' process groups are killed)."""
+    return _processes(lambda pid: os.getsid(pid) in sids)
+
+
+def _started_with(needle: bytes, pid: int) -> bool:
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        return needle in f.read().split(b"\0")
+
+
 def _token_members(token: bytes) -> list:
     """Pids of the processes whose initial environment holds ``IOSCHED_GUARD=token``."""
-    pids = []
     if not token:
-        return pids
+        return []
     needle = b"IOSCHED_GUARD=" + token
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return pids
-    me = os.getpid()
-    for name in names:
-        if not name.isdigit() or int(name) == me:
-            continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as f:
-                if needle in f.read().split(b"\0"):
-                    pids.append(int(name))
-        except OSError:
-            pass
-    return pids
+    return _processes(lambda pid: _started_with(needle, pid))
 
 
 def kill_sessions(sids: set) -> None:
