@@ -15,6 +15,7 @@ from iosched.cli import cli
 from iosched.experiments.arena.campaign import campaign_spec, parse_names, parse_nodes, parse_seeds, run_arena
 from iosched.experiments.arena.machine import ArenaMachine
 from iosched.errors import InputError
+from iosched.experiments.bench.arena import run_times
 from iosched.schedulers.registry import SCHEDULERS as REGISTERED
 
 SCHEDULERS = ["easy", "sjf-bb", "io-list"]
@@ -63,6 +64,19 @@ def test_resuming_runs_nothing_again(arena):
     res = again["sizes"][0]["result"]
     assert res.executed == [] and len(res.skipped) == 6
     assert (out / "n100" / "leaderboard" / "leaderboard.csv").read_bytes() == before
+
+
+def test_bench_times_per_scheduler_and_refuses_a_used_folder(arena, tmp_path):
+    out, res = arena
+    times = run_times(res["sizes"][0]["runs"])
+    assert sorted(times["per_scheduler"]) == sorted(SCHEDULERS)
+    for name, v in times["per_scheduler"].items():
+        assert v["runs"] == 2 and 0 < v["median_s"] <= v["sum_s"]
+        assert times["per_regime"][name]["mixed"] == v
+    assert times["sum_s"] == pytest.approx(sum(v["sum_s"] for v in times["per_scheduler"].values()))
+    r = CliRunner().invoke(cli, ["bench", "arena", "--output", str(out), "--result", str(tmp_path / "a.json")])
+    assert r.exit_code == 2 and "already holds finished runs" in r.output
+    assert not (tmp_path / "a.json").exists()
 
 
 def test_parsers():

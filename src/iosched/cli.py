@@ -106,6 +106,7 @@ KINDS = {
         "pfsbw": ("iosched.experiments.bench.pfsbw", "bench_command", "Workload 2 with every pfsbw configuration"),
         "scale": ("iosched.experiments.bench.scale", "scale_command", "engine and schedulers at scale"),
         "campaign": ("iosched.experiments.bench.campaign", "bench_command", "parallel efficiency of a campaign"),
+        "arena": ("iosched.experiments.bench.arena", "bench_command", "the whole arena and each scheduler's time"),
     }),
 }
 
