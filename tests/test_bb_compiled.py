@@ -26,12 +26,14 @@ from iosched.schedulers.registry import SCHEDULERS_DIR
 from test_bb_speed import COMPUTE, NOW, PLACER, STORAGE, _Job, _profile
 
 #: requests whose burst buffers bind: a 40 GB node holds 2 x 15 GB, 4 x 10 GB,
-#: 2 x 20 GB or 1 x 39 GB, so nodes share pools and pools run out
+#: 2 x 20 GB or 1 x 39 GB, so nodes share pools and pools run out; and
+#: requests of no burst buffer (foreign jobs: nodes only)
 BINDING = [(4, 15e9, 1800.0), (12, 10e9, 900.0), (9, 20e9, 3600.0), (2, 39e9, 600.0),
-           (30, 2e9, 7200.0), (1, 5e9, 300.0), (60, 1e9, 1200.0)]
+           (30, 2e9, 7200.0), (1, 5e9, 300.0), (60, 1e9, 1200.0),
+           (16, 0.0, 2400.0), (70, 0.0, 600.0)]   # no burst buffer: compute nodes only
 WAITS = [0.0, 50.0, 900.0, 7300.0]
 
-busy_st = st.lists(st.sampled_from(range(len(BINDING))), max_size=7)
+busy_st = st.lists(st.sampled_from([k for k, r in enumerate(BINDING) if r[1] > 0]), max_size=7)
 queue_st = st.lists(st.tuples(st.sampled_from(range(len(BINDING))), st.sampled_from(WAITS)),
                     min_size=2, max_size=13)
 #: (shuffle, position of the limit, offset): the limit is the rounded

@@ -112,6 +112,8 @@ def _lacks(MK, FR, lv, k, tols, W, P, bb, n):
         c += _popcount(MK[lv, k, w])
     if c < n:
         return 1
+    if bb <= 0.0:       # no burst buffer asked: the nodes suffice
+        return 0
     tot = 0.0
     for x in range(P):
         tot += _floordiv(FR[lv, k, x] + tols[x], bb)
@@ -169,6 +171,8 @@ def _scan(ST, MK, FR, lv, ns, tols, n, bb, dur, W, P, bad, mask, mins, mins2, m2
                         mins[x] = f
             j += 1
         if fail < 0:
+            if bb <= 0.0:
+                return i
             tot = 0
             for x in range(P):
                 tot += int(_floordiv(mins[x] + tols[x], bb))
@@ -191,6 +195,8 @@ def _scan(ST, MK, FR, lv, ns, tols, n, bb, dur, W, P, bad, mask, mins, mins2, m2
                 c += _popcount(m2[w])
             if c < n:
                 break
+            if bb <= 0.0:
+                continue
             for x in range(P):
                 f = FR[lv, k, x]
                 if f < mins2[x]:
@@ -276,7 +282,7 @@ def _evaluate(ST, MK, FR, NS, ORD, CUM, TS, state, order, limit, JN, JBB, JD, JS
             TS[k] = t
             # nodes="first": the first n free nodes of the window in topology order
             for x in range(P):
-                left[x] = int(_floordiv(mins[x] + tols[x], bb))
+                left[x] = int(_floordiv(mins[x] + tols[x], bb)) if bb > 0.0 else 0
                 amt[x] = 0.0
                 held[x] = 0
             for w in range(W):
@@ -344,7 +350,8 @@ def supports(placer, timeline: Timeline, jobs) -> bool:
     as ``placer`` would: a :class:`~iosched.bb.placement.BurstBufferPlacer`
     with the choices ``nodes="first"`` and ``storage="first"``, a timeline
     whose pools are exactly the burst-buffer pools (in the topology's
-    order) and positive burst-buffer requests; always False when numba is
+    order) and burst-buffer requests >= 0 (0: compute nodes only, as the
+    placer's generic search places them); always False when numba is
     not installed (:data:`AVAILABLE`)."""
     if not AVAILABLE:
         return False
@@ -353,7 +360,7 @@ def supports(placer, timeline: Timeline, jobs) -> bool:
         return False
     if not _layout(topo, timeline.pool_names)[2]:
         return False
-    return all(j.request.bb > 0 for j in jobs)
+    return all(j.request.bb >= 0 for j in jobs)
 
 
 class CompiledListPlan:
