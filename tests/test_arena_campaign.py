@@ -100,6 +100,9 @@ def test_parsers():
     (["--topology", "ring"], ["--topology", "ring"]),
     (["--workers", "2", "--cluster", "tcp://127.0.0.1:1"], ["--workers", "--cluster"]),
     (["--engine", "nix"], ["--engine", "'nix'"]),
+    (["--schedulers", "easy", "--scheduler-options", "io-list={}"], ["--scheduler-options", "'io-list'"]),
+    (["--schedulers", "easy", "--scheduler-options", "easy=[1]"], ["--scheduler-options", "JSON object"]),
+    (["--schedulers", "easy", "--scheduler-options", "easy"], ["--scheduler-options", "NAME=JSON"]),
     (["--engine", "batsim", "--in-process"], ["--in-process", "embedded engine only"]),
     (["--engine", "batsim", "--overload", "fig4"], ["--overload", "embedded engine only"]),
 ])
@@ -120,6 +123,11 @@ def test_engine_batsim_goes_into_the_campaign_file(tmp_path):
     emb = campaign_spec("a", tmp_path / "p.xml", m, ["easy"], ["mixed"], [1], 10, None, False)
     assert real["engine"] == "batsim" and "engine" not in emb
     assert {k: v for k, v in real.items() if k != "engine"} == emb
+    own = campaign_spec("a", tmp_path / "p.xml", m, ["easy", "io-list"], ["mixed"], [1], 10, None, False,
+                        own_options={"io-list": {"io_model": "shared"}})
+    entry = own["schedulers"][1]
+    assert entry["name"] == "io-list" and entry["options"]["io_model"] == "shared"
+    assert entry["options"]["bandwidth"] > 0      # the machine's B kept
 
 
 def test_demo_generator_needs_bb(tmp_path):

@@ -34,6 +34,7 @@ wall clock).
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -141,15 +142,41 @@ def regime_workload(seed: int, regime: str, nodes: int, topology: str = "dragonf
                     node_io_cap=node_io_cap)
 
 
-def _scheduler_entry(name: str, options: dict) -> dict | str:
-    extra = options.get(SCHEDULERS[name][0])
-    return {"name": name, "options": dict(extra)} if extra else name
+def _scheduler_entry(name: str, options: dict, own: Optional[dict] = None) -> dict | str:
+    extra = {**(options.get(SCHEDULERS[name][0]) or {}), **(own or {})}
+    return {"name": name, "options": extra} if extra else name
+
+
+def parse_scheduler_options(items: Sequence[str], schedulers: Sequence[str]) -> dict:
+    """``--scheduler-options NAME=JSON`` values as ``{name: options}``.
+
+    :raises InputError: an item without ``=``, a name not among
+        *schedulers*, a name given twice, JSON that is not an object.
+    """
+    out: dict = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep:
+            raise InputError(f"option --scheduler-options: {item!r} is not NAME=JSON")
+        if name not in schedulers:
+            raise InputError(f"option --scheduler-options: {name!r} is not one of the arena's schedulers")
+        if name in out:
+            raise InputError(f"option --scheduler-options: {name!r} given twice")
+        try:
+            value = json.loads(text)
+        except ValueError as e:
+            raise InputError(f"option --scheduler-options: {name}: not JSON ({e})") from None
+        if not isinstance(value, dict):
+            raise InputError(f"option --scheduler-options: {name}: not a JSON object: {text!r}")
+        out[name] = value
+    return out
 
 
 def campaign_spec(name: str, platform: Path, machine: ArenaMachine, schedulers: Sequence[str],
                   regimes: Sequence[str], seeds: Sequence[int], jobs: Optional[int],
                   trace: Optional[Path], in_process: bool, overload: Optional[str] = None,
-                  engine: str = "embedded") -> dict:
+                  engine: str = "embedded", own_options: Optional[dict] = None) -> dict:
     """The campaign file's mapping of one machine size (module docstring).
 
     :param platform: the machine's platform file (absolute path).
@@ -158,6 +185,8 @@ def campaign_spec(name: str, platform: Path, machine: ArenaMachine, schedulers: 
         :func:`~iosched.experiments.arena.machine.arena_overload_args`.
     :param engine: the campaign's ``engine`` (``embedded`` or ``batsim``,
         the real Batsim 4.2.1 on PATH; the key is left out for embedded).
+    :param own_options: ``{scheduler: options}`` given by the user, over
+        the machine's (:func:`parse_scheduler_options`).
     :returns: a dict that :func:`iosched.campaign.load_campaign` accepts.
     """
     options = scheduler_options(machine)
@@ -173,7 +202,7 @@ def campaign_spec(name: str, platform: Path, machine: ArenaMachine, schedulers: 
         "platforms": [{"file": str(platform), "label": platform.stem}],
         "workloads": [{"python": f"{__name__}:regime_workload", "label": r,
                        "args": {"regime": r, **args}} for r in regimes],
-        "schedulers": [_scheduler_entry(s, options) for s in schedulers],
+        "schedulers": [_scheduler_entry(s, options, (own_options or {}).get(s)) for s in schedulers],
         "seeds": [int(s) for s in seeds],
         "baseline": BASELINE,
         "engine_args": [*ENGINE_ARGS, *arena_overload_args(overload, machine)],
@@ -258,7 +287,8 @@ def run_arena(schedulers: Sequence[str], regimes: Sequence[str], seeds: Sequence
               cluster: Optional[str] = None, jobqueue: Optional[dict] = None,
               in_process: bool = False, progress: bool = False,
               overload: Optional[str] = None, node_io_cap: Optional[float] = None,
-              engine: str = "embedded", echo: Callable[[str], None] = print) -> dict:
+              engine: str = "embedded", retry_failed: bool = False,
+              scheduler_opts: Optional[dict] = None, echo: Callable[[str], None] = print) -> dict:
     """Run (or resume) the arena and write its leaderboards and report
     (module docstring).
 
@@ -277,6 +307,10 @@ def run_arena(schedulers: Sequence[str], regimes: Sequence[str], seeds: Sequence
     :param engine: ``embedded`` (default) or ``batsim`` (the real Batsim
         4.2.1, found on PATH when a run starts; not with *in_process* nor
         *overload*, both embedded-only).
+    :param retry_failed: also re-run the runs that failed before (else
+        they are listed again, as :func:`iosched.campaign.run_campaign`).
+    :param scheduler_opts: ``{scheduler: options}`` over the machine's
+        (e.g. ``{"io-list": {"io_model": "shared"}}``).
     :param workers, cluster, jobqueue: where the runs execute
         (:func:`iosched.campaign.run_campaign`; *jobqueue*: settings of
         :func:`iosched.campaign.jobqueue.jobqueue_settings`).
@@ -311,13 +345,14 @@ def run_arena(schedulers: Sequence[str], regimes: Sequence[str], seeds: Sequence
             write_if_changed(platform, arena_xml(n, topology, node_io_cap))
             spec = campaign_spec(f"arena-n{n}", platform, machine, schedulers, regimes, seeds, jobs,
                                  None if trace is None else Path(trace).resolve(), in_process, overload,
-                                 engine)
+                                 engine, scheduler_opts)
             cfile = cdir / "arena.yaml"
             write_if_changed(cfile, yaml.safe_dump(spec, sort_keys=False))
         except OSError as e:
             raise InputError(f"{cdir}: cannot write the arena's inputs: {e.strerror or e}") from None
         camp = dataclasses.replace(load_campaign(cfile, output=cdir), jobqueue=jobqueue)
-        res = run_campaign(camp, workers=workers, cluster=cluster, progress=progress, echo=echo)
+        res = run_campaign(camp, workers=workers, cluster=cluster, progress=progress, echo=echo,
+                           retry_failed=retry_failed)
         if res.interrupted:
             raise KeyboardInterrupt
         failed.update(res.failed)
@@ -367,10 +402,14 @@ def arena_board_text(board) -> str:
 @click.option("--in-process", is_flag=True, help="run each scheduler inside the engine's process")
 @click.option("--engine", default="embedded", show_default=True,
               help="embedded, or batsim: the real Batsim 4.2.1 on PATH (not with --in-process, --overload)")
+@click.option("--retry-failed", is_flag=True, help="also re-run the runs that failed before")
+@click.option("--scheduler-options", "scheduler_options_", multiple=True, metavar="NAME=JSON",
+              help='options of one scheduler, over the machine\'s (e.g. io-list=\'{"io_model": "shared"}\'; '
+                   'repeatable)')
 @click.option("--progress/--no-progress", default=False, help="a progress bar on stderr")
 def arena_command(schedulers, regimes, seeds, nodes, topology, nb_jobs, trace, output, workers,
                   cluster, jobqueue, jobqueue_jobs, jobqueue_options, overload, node_io_cap, in_process,
-                  engine, progress):
+                  engine, retry_failed, scheduler_options_, progress):
     """Every scheduler on each regime x seed x machine size: a resumable
     campaign, its leaderboard (baseline easy) and a report with the I/O views.
 
@@ -381,12 +420,15 @@ def arena_command(schedulers, regimes, seeds, nodes, topology, nb_jobs, trace, o
                                 ("--jobqueue", jobqueue is not None)) if v]
         if len(where) > 1:
             raise InputError(f"{' and '.join(where)}: give one place to run the campaign")
-        res = run_arena(parse_names(schedulers, list(SCHEDULERS), "--schedulers"),
+        names = parse_names(schedulers, list(SCHEDULERS), "--schedulers")
+        own = parse_scheduler_options(scheduler_options_, names)
+        res = run_arena(names,
                         parse_names(regimes, list(REGIMES), "--regimes"),
                         parse_seeds(seeds), parse_nodes(nodes), output, topology=topology,
                         jobs=nb_jobs, trace=trace, workers=workers, cluster=cluster,
                         jobqueue=jobqueue_settings(None, jobqueue, jobqueue_options, jobqueue_jobs),
                         in_process=in_process, progress=progress, overload=overload, engine=engine,
+                        retry_failed=retry_failed, scheduler_opts=own,
                         node_io_cap=None if node_io_cap is None else parse_bandwidth(node_io_cap, "--node-io-cap"),
                         echo=lambda s: click.echo(s, err=True))
     except InputError as e:
