@@ -133,7 +133,7 @@ def leaderboard_command(campaign_dir, baseline, metric, out, read_bandwidth, pfs
     click.echo(f"\nAgainst {against} (tolerance {tolerance:g}):")
     for _, r in cmp["metrics"].iterrows():
         click.echo(f"  {r['metric']}: largest relative difference {r['max_relative_difference']:.3g}"
-                   f" ({r['where']})")
+                   + (f" ({r['where']})" if r["where"] else ""))
     for regime, machine, oa, ob in cmp["order"]:
         click.echo(f"  ORDER {regime}/{machine}: {', '.join(oa)} | {', '.join(ob)}")
     for regime, machine, sched, m, xa, xb in cmp["outside"]:

@@ -388,7 +388,7 @@ def compare_leaderboards(a: pd.DataFrame, b: pd.DataFrame, tolerance: float = 0.
     :returns: ``{"agree": bool, "order": [(regime, machine, a's order,
         b's order)] where they differ, "metrics": DataFrame (metric,
         max_relative_difference, where: "regime/machine/scheduler" of the
-        largest), "outside": [(regime, machine, scheduler, metric, x_a,
+        largest; empty when 0), "outside": [(regime, machine, scheduler, metric, x_a,
         x_b)] beyond the tolerance}``.
     :raises InputError: a negative or non-finite tolerance; the two boards
         have different (regime, machine, scheduler) rows or metrics.
@@ -416,8 +416,9 @@ def compare_leaderboards(a: pd.DataFrame, b: pd.DataFrame, tolerance: float = 0.
     for metric in metrics:
         rel = _relative_difference(m[f"{metric}_a"], m[f"{metric}_b"])
         i = int(np.argmax(rel)) if len(rel) else 0
-        rows.append({"metric": metric, "max_relative_difference": float(rel[i]) if len(rel) else 0.0,
-                     "where": "/".join(str(m[c].iat[i]) for c in key) if len(rel) else ""})
+        worst = float(rel[i]) if len(rel) else 0.0
+        rows.append({"metric": metric, "max_relative_difference": worst,
+                     "where": "/".join(str(m[c].iat[i]) for c in key) if worst > 0 else ""})
         for j in np.flatnonzero(rel > tolerance):
             outside.append((m["regime"].iat[j], m["machine"].iat[j], m["scheduler"].iat[j], metric,
                             float(m[f"{metric}_a"].iat[j]), float(m[f"{metric}_b"].iat[j])))
