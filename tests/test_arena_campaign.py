@@ -4,6 +4,7 @@ arguments are one-line errors (exit status 2)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pandas as pd
@@ -77,6 +78,14 @@ def test_bench_times_per_scheduler_and_refuses_a_used_folder(arena, tmp_path):
     r = CliRunner().invoke(cli, ["bench", "arena", "--output", str(out), "--result", str(tmp_path / "a.json")])
     assert r.exit_code == 2 and "already holds finished runs" in r.output
     assert not (tmp_path / "a.json").exists()
+    # a subset is timed, not judged against the whole arena's target
+    r = CliRunner().invoke(cli, ["bench", "arena", "--schedulers", "easy", "--regimes", "mixed", "--seeds", "1",
+                                 "--jobs", "10", "--output", str(tmp_path / "b"),
+                                 "--result", str(tmp_path / "b.json")])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((tmp_path / "b.json").read_text())
+    assert doc["whole_arena"] is False and doc["meets_target"] is None
+    assert doc["per_scheduler"]["easy"]["runs"] == 1 and doc["wall_time_s"] > 0
 
 
 def test_parsers():

@@ -7,8 +7,9 @@ the engine's process) into a fresh output folder and writes
 ``results/bench/arena.json`` (``--result``): the wall time of the whole
 command (runs, leaderboards and report), the target of issue 27 (the whole
 arena -- every scheduler x 5 regimes x 5 seeds, the first 5,000 KTH-SP2
-jobs, the 100-node machine -- in at most 1,800 s on a 2-core machine),
-and per scheduler and per (scheduler, regime) the number of runs, the sum
+jobs, the 100-node machine -- in at most 1,800 s on a 2-core machine;
+``meets_target`` is null for any other scope: a subset is timed, not
+judged), and per scheduler and per (scheduler, regime) the number of runs, the sum
 and the median of their wall times (each run's ``done.json``, the
 campaign's own clock: the engine and the scheduler, its metrics), with
 the 1-minute load average before and after. A benchmark, not a test: the
@@ -103,13 +104,17 @@ def bench_command(schedulers, regimes, seeds, nodes, nb_jobs, workers, output, r
         click.echo(f"Error: {one_line(e)}", err=True)
         raise SystemExit(2) from None
     times = run_times([r for size in res["sizes"] for r in size["runs"]])
+    # the target is for the whole arena only; a subset is timed, not judged
+    whole = (sorted(names) == sorted(SCHEDULERS) and sorted(regs) == sorted(REGIMES)
+             and seed_list == [1, 2, 3, 4, 5] and sizes == [100] and nb_jobs == 5000)
     doc = {
         "benchmark": "the I/O arena (iosched arena, each scheduler in the engine's process)",
         "schedulers": names, "regimes": regs, "seeds": seed_list, "nodes": sizes, "jobs": nb_jobs,
         "workers": workers or os.cpu_count(), "cores": os.cpu_count(),
         "wall_time_s": round(wall, 3), "target_s": TARGET_S,
         "target_scope": "every scheduler x 5 regimes x 5 seeds, first 5,000 KTH-SP2 jobs, 100 nodes",
-        "meets_target": wall <= TARGET_S, "failed_runs": sorted(res["failed"]),
+        "whole_arena": whole,
+        "meets_target": (wall <= TARGET_S) if whole else None, "failed_runs": sorted(res["failed"]),
         "loadavg_1min_before_after": [round(load0, 2), round(load1, 2)],
         **times, "versions": versions(),
     }
@@ -118,6 +123,7 @@ def bench_command(schedulers, regimes, seeds, nodes, nb_jobs, workers, output, r
     path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     for s, v in times["per_scheduler"].items():
         click.echo(f"{s:18s} {v['runs']:4d} runs  sum {v['sum_s']:9.1f} s  median {v['median_s']:7.1f} s")
-    click.echo(f"arena: {wall:.0f} s wall (target {TARGET_S:.0f} s for the whole arena), "
+    click.echo(f"arena: {wall:.0f} s wall ({'target' if whole else 'a subset; the target is'} "
+               f"{TARGET_S:.0f} s for the whole arena), "
                f"{times['sum_s']:.0f} s of runs, {len(res['failed'])} failed -> {path}")
     raise SystemExit(1 if res["failed"] else 0)
