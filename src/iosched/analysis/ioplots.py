@@ -28,7 +28,7 @@ from iosched.analysis.io import (NETWORK, TIERS, IORecord, hold_capacity, hold_s
 from iosched.analysis.plots import (LOG_SPAN, RESAMPLE_ABOVE, RESAMPLE_BINS, new_figure, resample_steps,
                                     save_png)
 from iosched.analysis.units import bytes_unit, format_bytes, time_unit
-from iosched.sched.executor import BB_TIER
+from iosched.sched.executor import BB_TIER, DISK_TIER, PFS_TIER
 from iosched.sched.iorecord import BANDWIDTH, SOURCES
 
 __all__ = ["plot_io_timeline", "plot_tier_bytes", "plot_input_sources", "io_blocks",
@@ -38,9 +38,9 @@ __all__ = ["plot_io_timeline", "plot_tier_bytes", "plot_input_sources", "io_bloc
 EMPTY_NOTE = ("The runs' I/O records are empty: their jobs have no I/O model (the job field io, "
               "docs/io-job-model.md) that moves bytes, and the scheduler holds no I/O resource.")
 #: Readable tier names.
-TIER_LABELS = {"pfs": "PFS", BB_TIER: "burst buffers", "local_disk": "node-local disks",
+TIER_LABELS = {PFS_TIER: "PFS", BB_TIER: "burst buffers", DISK_TIER: "node-local disks",
                NETWORK: "network between nodes"}
-_TIER_COLOURS = {"pfs": "tab:red", BB_TIER: "tab:blue", "local_disk": "tab:green",
+_TIER_COLOURS = {PFS_TIER: "tab:red", BB_TIER: "tab:blue", DISK_TIER: "tab:green",
                  NETWORK: "tab:grey"}
 #: Readable input sources.
 SOURCE_LABELS = {"pfs": "read from the PFS", "local": "local copy", "remote": "remote copy",
@@ -94,7 +94,7 @@ def plot_io_timeline(record: IORecord, path, title: str = "") -> Path:
     for tier in reversed(list(tput)):        # the PFS on top
         t, v = tput[tier]
         _draw_steps(ax, t, v, tf, rf, nbins, lo, hi, color=_TIER_COLOURS[tier],
-                    linewidth=1.2 if tier == "pfs" else 0.9, label=TIER_LABELS[tier])
+                    linewidth=1.2 if tier == PFS_TIER else 0.9, label=TIER_LABELS[tier])
     if tput:
         ax.set_ylabel(f"throughput ({runit}/s)")
         handles, names = ax.get_legend_handles_labels()
@@ -124,7 +124,7 @@ def plot_io_timeline(record: IORecord, path, title: str = "") -> Path:
     if bw[0].size:
         ax = axes[i]
         cap = hold_capacity(record.holds, BANDWIDTH)
-        pfs = tput.get("pfs")
+        pfs = tput.get(PFS_TIER)
         wunit, wf = bytes_unit(np.concatenate([bw[1], [cap or 0.0],
                                               pfs[1] if pfs is not None else []]))
         if pfs is not None and hi > lo:

@@ -55,7 +55,7 @@ from iosched.sched.ioplan import INPUTS, PARTS, PERIODIC, STATIC, Rules, part_of
 from iosched.sched.iojob import NO_IO, PFS, read_io
 from iosched.sched.machine import Machine
 from iosched.sched.iorecord import IORecorder
-from iosched.sched.options import IO_RECORD, check_declared, fallback_option, with_core
+from iosched.sched.options import check_declared, fallback_option, record_option, with_core
 
 __all__ = ["PybatsimScheduler", "state_name"]
 
@@ -103,10 +103,7 @@ class PybatsimScheduler(BatsimScheduler):
         #: whether foreign jobs run (option :data:`~iosched.sched.options.IO_FALLBACK`) or are rejected
         self.io_fallback = fallback_option(self.options, where)
         self.executor = Executor(self, dynamic=self.DYNAMIC_JOBS)
-        folder = self.options.get(IO_RECORD)
-        if folder is not None and not isinstance(folder, str):
-            raise InputError(f"scheduler {type(self).__name__}: option {IO_RECORD}: expected a "
-                             f"folder path or null, got {folder!r}")
+        folder = record_option(self.options, where)
         #: the I/O record (:class:`~iosched.sched.iorecord.IORecorder`), or None
         self.io_record = IORecorder(folder) if folder else None
         self.executor.record = self.io_record

@@ -281,13 +281,19 @@ def build_run(static_id: str, req, compute: Sequence[int], bb_of: Mapping[int, i
                                 pfs))
 
 
+def _network_flows(network: float) -> tuple:
+    """The :class:`~iosched.sched.executor.Flow` of ``network`` bytes between
+    a job's compute nodes in one compute phase (none when 0)."""
+    return (Flow("network", COMPUTE_TIER, COMPUTE_TIER, None, network),) if network > 0 else ()
+
+
 def _flows(names: dict, held: dict, ckpt_share: float, network: float, pfs: int) -> dict:
     """Step name -> the :class:`~iosched.sched.executor.Flow` tuple it moves
     (the bytes of the matrices :func:`build_run` writes): ``held``
     (storage id -> bytes held), ``ckpt_share`` (checkpoint bytes / bytes
     held), ``network`` (bytes between the job's compute nodes per compute
     phase)."""
-    net = (Flow("network", COMPUTE_TIER, COMPUTE_TIER, None, network),) if network > 0 else ()
+    net = _network_flows(network)
     drain = tuple(Flow("drain", BB_TIER, PFS_TIER, s, ckpt_share * b) for s, b in held.items())
     return {names["si"]: tuple(Flow("stage_in", PFS_TIER, BB_TIER, s, b) for s, b in held.items()),
             names["c"]: net,
@@ -360,8 +366,7 @@ def _run_on_pfs(static_id: str, req, compute: list, pfs: int, target: float, max
     profiles[local] = {"type": "composed", "repeat": 1, "seq": seq}
     wt = req.walltime if math.isfinite(req.walltime) else NO_WALLTIME
     n = len(compute)
-    network = req.com * n * (n - 1)
-    net = (Flow("network", COMPUTE_TIER, COMPUTE_TIER, None, network),) if network > 0 else ()
+    net = _network_flows(req.com * n * (n - 1))
     flows = {names["si"]: (Flow("read", PFS_TIER, COMPUTE_TIER, pfs, n * req.bb),),
              names["c"]: net,
              names["k"]: (Flow("checkpoint", COMPUTE_TIER, PFS_TIER, pfs, n * ckpt),),

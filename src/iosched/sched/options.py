@@ -27,7 +27,7 @@ from collections.abc import Mapping
 
 from iosched.errors import InputError
 
-__all__ = ["check_declared", "CORE_OPTIONS", "IO_RECORD", "IO_FALLBACK", "fallback_option", "with_core"]
+__all__ = ["check_declared", "CORE_OPTIONS", "IO_RECORD", "IO_FALLBACK", "fallback_option", "record_option", "with_core"]
 
 #: Option of every core scheduler: the folder where it writes its I/O record
 #: (:mod:`iosched.sched.iorecord`); absent, null or "": no record.
@@ -55,6 +55,19 @@ def fallback_option(options: Mapping, where: str) -> bool:
     if not isinstance(value, bool):
         raise InputError(f"{where}: option {IO_FALLBACK!r}: expected true or false, got {value!r}")
     return value
+
+
+def record_option(options: Mapping, where: str) -> str | None:
+    """The folder of :data:`IO_RECORD` in ``options``, or None (absent, null
+    or ""): no record.
+
+    :param where: what to name in the message (a scheduler name).
+    :raises InputError: neither a string nor null (one line naming the option).
+    """
+    folder = options.get(IO_RECORD)
+    if folder is not None and not isinstance(folder, str):
+        raise InputError(f"{where}: option {IO_RECORD}: expected a folder path or null, got {folder!r}")
+    return folder or None
 
 
 def with_core(declared: Mapping | None) -> dict | None:
