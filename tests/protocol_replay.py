@@ -260,11 +260,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+#: the scheduler launchers a replay can start: pybatsim's and the direct layer's
+LAUNCHERS = ("batsim.cmds.launcher", "iosched.run.direct_launcher")
+
+
 def start_pybatsim(scheduler_file, port: int, log_path, options: dict | None = None,
-                   cwd=None) -> subprocess.Popen:
-    """Start ``python -m batsim.cmds.launcher FILE`` bound on 127.0.0.1:*port*
-    (own session; stdout and stderr to *log_path*)."""
-    argv = [sys.executable, "-m", "batsim.cmds.launcher", str(scheduler_file),
+                   cwd=None, launcher: str = LAUNCHERS[0]) -> subprocess.Popen:
+    """Start ``python -m LAUNCHER FILE`` (pybatsim's launcher by default)
+    bound on 127.0.0.1:*port* (own session; stdout and stderr to
+    *log_path*)."""
+    argv = [sys.executable, "-m", launcher, str(scheduler_file),
             "-s", f"tcp://127.0.0.1:{port}", "-t", "600000", "-v", "warning"]
     if options:
         argv += ["-o", json.dumps(options)]
@@ -306,13 +311,14 @@ class EngineSideResult:
 
 
 def play_engine_side(exchanges, scheduler_file, workdir, inputs_dir, options=None,
-                     stop=None, timeout=30.0) -> EngineSideResult:
+                     stop=None, timeout=30.0, launcher: str = LAUNCHERS[0]) -> EngineSideResult:
     """Send the transcript's requests in order to a pybatsim scheduler.
 
     :param exchanges: :func:`load_exchanges` pairs.
     :param stop: optional ``stop(index, golden_reply, reply) -> bool``; when
         it returns True after a reply, the replay ends there with a
         SIMULATION_ENDS message (so the scheduler exits cleanly).
+    :param launcher: the scheduler's launcher module (:data:`LAUNCHERS`).
     :returns: the requests sent, the golden replies and the replies received.
     """
     workdir = Path(workdir)
@@ -322,7 +328,7 @@ def play_engine_side(exchanges, scheduler_file, workdir, inputs_dir, options=Non
     ctx = zmq.Context.instance()
     for attempt in range(3):
         port = free_port()
-        proc = start_pybatsim(scheduler_file, port, log, options, cwd=workdir)
+        proc = start_pybatsim(scheduler_file, port, log, options, cwd=workdir, launcher=launcher)
         sock = ctx.socket(zmq.REQ)
         sock.setsockopt(zmq.LINGER, 0)
         try:

@@ -39,6 +39,7 @@ import pytest
 from protocol_replay import (
     compare_replies,
     load_exchanges,
+    LAUNCHERS,
     play_engine_side,
     play_scheduler_side,
 )
@@ -111,12 +112,16 @@ def test_outputs_job_by_job(shared, name, tmp_path):
     assert_same_run(ours, gold)
 
 
+@pytest.mark.parametrize("launcher", LAUNCHERS)
 @pytest.mark.parametrize("name", AGREEING)
-def test_our_scheduler_replies_as_golden(shared, name, tmp_path):
+def test_our_scheduler_replies_as_golden(shared, name, launcher, tmp_path):
+    """The golden engine messages sent to our scheduler, under pybatsim's
+    launcher and under the direct layer's: the golden replies."""
     c = case(shared, name)
     ex = exchanges(shared, name)
     sched, options = scheduler_and_options(shared, c)
-    res = play_engine_side(ex, sched, tmp_path, shared / "golden" / "inputs", options=options, timeout=120)
+    res = play_engine_side(ex, sched, tmp_path, shared / "golden" / "inputs", options=options,
+                           timeout=120, launcher=launcher)
     assert len(res.replies) == len(ex)
     diffs = compare_replies(res)
     assert not diffs, f"{len(diffs)} differences, first: " + "; ".join(diffs[:5])

@@ -78,13 +78,20 @@ def assert_same_outputs(a: Path, b: Path):
 
 
 def run_paths(tmp_path, platform, workload, scheduler, options, engine_args=(),
-              layers=("auto",), timeout=600):
-    """The run on two processes, then in-process with each layer
-    (``--in-process-layer``); every output folder is compared with the
+              layers=("auto",), timeout=600, two_layers=("auto",)):
+    """The run on two processes with each layer of *two_layers* (``iosched
+    run --layer``), then in-process with each layer of *layers*
+    (``--in-process-layer``); every output folder is compared with the first
     two-process one."""
     two = tmp_path / "two"
     run_simulation(platform, workload, scheduler, two, options=options,
-                   engine_args=list(engine_args), timeout=timeout)
+                   engine_args=list(engine_args), timeout=timeout, layer=two_layers[0])
+    for layer in two_layers[1:]:
+        d = tmp_path / f"two-{layer}"
+        res = run_simulation(platform, workload, scheduler, d, options=options,
+                             engine_args=list(engine_args), timeout=timeout, layer=layer)
+        assert res.scheduler_returncode == 0 and res.engine_returncode == 0
+        assert_same_outputs(two, d)
     for layer in layers:
         d = tmp_path / f"in-{layer}"
         res = run_simulation(platform, workload, scheduler, d, options=options,
@@ -124,12 +131,13 @@ def test_golden_kth_full_parallel_homogeneous_same_bytes(shared, tmp_path):
 @pytest.mark.parametrize("name", [*AGREEING, ABORTED])
 def test_golden_family_inputs_same_bytes(shared, name, tmp_path):
     """g12-g20 (and g17's inputs): iosched's own schedulers, on both
-    in-process layers."""
+    in-process layers and both two-process launchers (the direct layer's,
+    the default for them, and pybatsim's)."""
     c = golden_case(shared, name)
     sched, options = scheduler_and_options(shared, c)
     g = shared / "golden"
     run_paths(tmp_path, g / c["platform"], [g / w for w in c["workloads"]], sched, options,
-              engine_flags(c), layers=("direct", "pybatsim"))
+              engine_flags(c), layers=("direct", "pybatsim"), two_layers=("auto", "pybatsim"))
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
@@ -186,7 +194,8 @@ def small(tmp_path_factory):
 @pytest.mark.parametrize("name", ["fcfs", "easy", "easy-sjf", "conservative", "filler"])
 def test_baselines_small_same_bytes(small, name, tmp_path):
     plat, wl = small
-    run_paths(tmp_path, plat, wl, name, {}, layers=("direct", "pybatsim"))
+    run_paths(tmp_path, plat, wl, name, {}, layers=("direct", "pybatsim"),
+              two_layers=("auto", "pybatsim"))
 
 
 # --------------------------------------------------------------------------
@@ -554,7 +563,8 @@ def test_cli_in_process_success_record_and_robin_replay(fakes, tmp_path):
     assert rec["in_process"] is True and rec["start_order"] == ["engine"]
     argv = rec["engine"]["argv"]
     assert argv[argv.index("--in-process-scheduler") + 1] == rec["scheduler"]["file"]
-    assert rec["scheduler"]["argv"][1:3] == ["-m", "batsim.cmds.launcher"]  # the two-process run's
+    # the two-process run's (the direct layer's launcher for a shipped scheduler)
+    assert rec["scheduler"]["argv"][1:3] == ["-m", "iosched.run.direct_launcher"]
     assert strip_in_process_flags(argv) == argv[: argv.index("--in-process-scheduler")]
     assert not (out / "sched.log").exists()
     assert "Scheduler: Baseline" in (out / "engine.log").read_text()
@@ -637,7 +647,7 @@ def test_campaign_in_process_same_runs_and_outputs(tmp_path):
         assert json.loads((inp / rid / "command.json").read_text())["in_process"] is True
         assert json.loads((inp / rid / "run.json").read_text())["in_process"] is True
         robin = (inp / rid / "robin-batsim.yaml").read_text()
-        assert "--in-process" not in robin and "batsim.cmds.launcher" in robin
+        assert "--in-process" not in robin and "iosched.run.direct_launcher" in robin
     # the command line overrides the file: --two-process re-runs nothing (same ids, done)
     p = subprocess.run([sys.executable, "-m", "iosched.cli", "campaign", str(inproc), "-j", "1",
                         "--no-progress", "--no-table", "--two-process"], capture_output=True,

@@ -691,17 +691,27 @@ class DirectPeer(Peer):
     def counts(self):
         return self.bs
 
+    def handle(self, msg: dict) -> tuple[dict, bool]:
+        """One message in (as the wire gives it); returns ``(reply,
+        finished)``: the reply as pybatsim builds it (not copied: serialize
+        it before the scheduler runs again) and whether the message held
+        SIMULATION_ENDS. The first message makes the :class:`DirectBatsim`;
+        after its reply is sent, the caller calls
+        ``self.scheduler.onAfterBatsimInit()``, as pybatsim's ``Batsim``
+        does after its first exchange. Exceptions are the scheduler's own."""
+        if self.bs is None:
+            self.t0 = time.time()
+            self.bs = make_direct_batsim(self.scheduler)
+        return self.bs.handle(msg)
+
     def exchange(self, msg: dict) -> dict:
         try:
-            if self.bs is None:
-                self.t0 = time.time()
-                self.bs = make_direct_batsim(self.scheduler)
-                reply, _ = self.bs.handle(msg)
-                reply = wire_copy(reply)  # sent before onAfterBatsimInit, as pybatsim does
+            first = self.bs is None
+            reply, _ = self.handle(msg)
+            reply = wire_copy(reply)  # sent before onAfterBatsimInit, as pybatsim does
+            if first:
                 self.scheduler.onAfterBatsimInit()
-                return reply
-            reply, _ = self.bs.handle(msg)
-            return wire_copy(reply)
+            return reply
         except BaseException as exc:  # noqa: BLE001 - the scheduler's own failure
             if isinstance(exc, KeyboardInterrupt):
                 raise

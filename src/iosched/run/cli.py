@@ -31,6 +31,7 @@ from iosched.run.simulation import (
     DEFAULT_FAILURE_TIMEOUT,
     DEFAULT_READY_TIMEOUT,
     DEFAULT_SUCCESS_TIMEOUT,
+    RUN_LAYERS,
     run_simulation,
 )
 from iosched.run.supervise import Signalled, signals_raise
@@ -157,6 +158,11 @@ def show_progress(path: Path, enabled: bool):
               help="Run the scheduler inside the embedded engine's process, called by function "
                    "(no socket, no second process; same outputs). Default: two processes "
                    "over ZeroMQ, as with the real Batsim.")
+@click.option("--layer", type=click.Choice(RUN_LAYERS), default="auto", show_default=True,
+              help="How the scheduler handles the engine's messages: auto (iosched's shipped "
+                   "schedulers directly, any other file with pybatsim's launcher), pybatsim "
+                   "(pybatsim's message layer for every file), direct (iosched's schedulers "
+                   "only). Same outputs.")
 @click.option("--verbose", is_flag=True, help="Do not pass -q to the engine.")
 @click.option("--no-metrics", is_flag=True, help="Do not compute and print metrics.")
 @click.option("--cpu", default="auto", show_default=True, metavar="auto|none|N",
@@ -165,7 +171,7 @@ def show_progress(path: Path, enabled: bool):
 @click.pass_context
 def run_command(ctx, robin_file, platform, workload, scheduler, options_json, output, timeout,
                 ready_timeout, success_timeout, failure_timeout, engine, engine_args, in_process,
-                verbose, no_metrics, cpu):
+                layer, verbose, no_metrics, cpu):
     """Run one simulation (scheduler + engine), or a robin experiment file.
 
     \b
@@ -180,7 +186,8 @@ def run_command(ctx, robin_file, platform, workload, scheduler, options_json, ou
                                                ("--options", options_json),
                                                ("--timeout", timeout), ("--engine", engine),
                                                ("--engine-arg", engine_args),
-                                               ("--in-process", in_process)) if v]
+                                               ("--in-process", in_process),
+                                               ("--layer", layer != "auto")) if v]
                 if given:
                     raise InputError(f"{', '.join(given)} cannot be combined with a robin file "
                                      f"({robin_file})")
@@ -205,7 +212,7 @@ def run_command(ctx, robin_file, platform, workload, scheduler, options_json, ou
                         engine_cmd=engine, engine_args=(*engine_args, *extra), timeout=timeout,
                         ready_timeout=ready_timeout, quiet=not verbose,
                         success_timeout=success_timeout, failure_timeout=failure_timeout, cpu=cpu,
-                        in_process=in_process)
+                        in_process=in_process, layer=layer)
             click.echo(f"iosched run: simulation done in {result.wall_time:.2f} s, "
                        f"outputs in {result.output_dir}")
             _print_metrics(result, no_metrics)

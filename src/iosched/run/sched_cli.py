@@ -5,7 +5,10 @@ pybatsim's own launcher (``pybatsim FILE``) listens on ``tcp://*:28000``
 port is taken. ``iosched sched`` resolves a scheduler name or file as
 ``iosched run`` does, listens on ``tcp://127.0.0.1:28000`` by default,
 checks that the port is free (one line and exit 1 otherwise), then replaces
-itself with pybatsim's launcher (``python -m batsim.cmds.launcher``).
+itself with the scheduler's launcher: the direct layer's
+(:mod:`iosched.run.direct_launcher`) for iosched's shipped schedulers,
+pybatsim's (``python -m batsim.cmds.launcher``) for any other file, as
+``iosched run`` chooses (``--layer``).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import click
 
 from iosched.checks import check_finite, loads_json
 from iosched.errors import InputError, one_line
-from iosched.run.simulation import SCHEDULER_SOCKET_TIMEOUT_MS, resolve_scheduler
+from iosched.run.simulation import RUN_LAYERS, resolve_scheduler, scheduler_argv
 
 __all__ = ["DEFAULT_ENDPOINT", "check_endpoint_free", "sched_argv", "sched_command"]
 
@@ -54,9 +57,12 @@ def check_endpoint_free(endpoint: str) -> None:
                                 "with -s)" if e.errno == 98 else "")) from None
 
 
-def sched_argv(scheduler: str, options: dict | None, endpoint: str, verbosity: str | None) -> list[str]:
-    """The pybatsim launcher's command line for *scheduler* (a registry name
-    or a file), *options* merged over the registry's defaults.
+def sched_argv(scheduler: str, options: dict | None, endpoint: str, verbosity: str | None,
+               layer: str = "auto") -> list[str]:
+    """The scheduler's command line for *scheduler* (a registry name or a
+    file), *options* merged over the registry's defaults: pybatsim's
+    launcher, or the direct layer's for iosched's schedulers
+    (:func:`iosched.run.simulation.scheduler_argv`, *layer*).
 
     :raises InputError: unknown scheduler, missing pybatsim, options not a
         JSON object or holding a non-finite number.
@@ -66,11 +72,7 @@ def sched_argv(scheduler: str, options: dict | None, endpoint: str, verbosity: s
         raise InputError("-o: expected a JSON object such as '{\"policy\": \"easy\"}'")
     check_finite(options, "-o")
     merged = {**defaults, **(options or {})}
-    argv = [sys.executable, "-m", "batsim.cmds.launcher", str(path), "-s", endpoint,
-            "-t", str(SCHEDULER_SOCKET_TIMEOUT_MS), "-o", json.dumps(merged, allow_nan=False)]
-    if verbosity:
-        argv += ["-v", verbosity]
-    return argv
+    return scheduler_argv(path, endpoint, json.dumps(merged, allow_nan=False), verbosity, layer)
 
 
 @click.command("sched")
@@ -83,8 +85,11 @@ def sched_argv(scheduler: str, options: dict | None, endpoint: str, verbosity: s
 @click.option("-v", "--verbosity", default=None,
               type=click.Choice(["debug", "info", "warning", "error"]),
               help="pybatsim's log level.")
+@click.option("--layer", type=click.Choice(RUN_LAYERS), default="auto", show_default=True,
+              help="auto: iosched's shipped schedulers with the direct layer, any other file "
+                   "with pybatsim's launcher; pybatsim; direct (iosched's schedulers only).")
 @click.option("--dry-run", is_flag=True, help="Print the command instead of running it.")
-def sched_command(scheduler, options_json, endpoint, verbosity, dry_run):
+def sched_command(scheduler, options_json, endpoint, verbosity, layer, dry_run):
     """Run a pybatsim scheduler by hand (name or file), listening on loopback.
 
     iosched sched easy            # then: iosched-batsim -p P.xml -w W.json -s tcp://127.0.0.1:28000
@@ -93,7 +98,7 @@ def sched_command(scheduler, options_json, endpoint, verbosity, dry_run):
     """
     try:
         options = loads_json(options_json, "-o") if options_json is not None else None
-        argv = sched_argv(scheduler, options, endpoint, verbosity)
+        argv = sched_argv(scheduler, options, endpoint, verbosity, layer)
         check_endpoint_free(endpoint)
     except InputError as e:
         click.echo(f"Error: {one_line(e)}", err=True)

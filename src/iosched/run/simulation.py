@@ -36,6 +36,7 @@ import psutil
 
 from iosched.checks import check_finite
 from iosched.engine.export import check_outputs_writable
+from iosched.engine.inproc import LAYERS
 from iosched.errors import InputError, one_line
 from iosched.record import write_record
 from iosched.run.affinity import claim_cpu, parse_cpu
@@ -54,7 +55,8 @@ from iosched.run.supervise import (
     watch,
 )
 from iosched.sched.options import IO_RECORD
-from iosched.schedulers.registry import check_options, declared_options, required_engine_args, resolve
+from iosched.schedulers.registry import (check_options, declared_options, required_engine_args,
+                                         resolve, shipped)
 
 __all__ = [
     "IN_PROCESS_FLAGS",
@@ -228,7 +230,7 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
                    engine_args=(), timeout=None, ready_timeout=DEFAULT_READY_TIMEOUT, quiet=True,
                    success_timeout=DEFAULT_SUCCESS_TIMEOUT,
                    failure_timeout=DEFAULT_FAILURE_TIMEOUT, cpu="auto",
-                   in_process=False, io_record=True) -> RunResult:
+                   in_process=False, io_record=True, layer="auto") -> RunResult:
     """Run one simulation: a pybatsim scheduler and an engine on a loopback port.
 
     *platform* is a SimGrid platform XML, *workload* a Batsim workload JSON
@@ -274,6 +276,17 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
     would use (not run); ``robin.yaml`` replays the run in robin's batexec
     mode (the engine command alone).
 
+    *layer* (one of :data:`RUN_LAYERS`): how the scheduler handles the
+    messages. ``auto`` (the default): iosched's shipped schedulers with the
+    direct layer (:mod:`iosched.run.direct_launcher` on two processes;
+    in-process, ``--in-process-layer auto``), any other file with
+    pybatsim's own launcher (in-process: the direct layer for any file
+    whose scheduler is one of iosched's, as the engine's ``auto``);
+    ``pybatsim``: pybatsim's launcher (in-process: its ``Batsim`` class)
+    for every file; ``direct``: the direct layer, refusing a file that is
+    not one of iosched's schedulers. The outputs are the same byte for
+    byte whatever the layer.
+
     *io_record*: a scheduler of the core (a shipped one, whose options
     :func:`iosched.schedulers.registry.declared_options` knows) gets the
     option ``io_record`` = the output directory, unless *options* give it
@@ -297,6 +310,8 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
     success_timeout = check_seconds(success_timeout, "success timeout")
     failure_timeout = check_seconds(failure_timeout, "failure timeout")
     cpu = parse_cpu(cpu)
+    if layer not in RUN_LAYERS:
+        raise InputError(f"layer: expected one of {', '.join(RUN_LAYERS)}, got {layer!r}")
     platform = _input_file(platform, "platform")
     if isinstance(workload, (str, os.PathLike)):
         workloads = [_input_file(workload, "workload")]
@@ -338,7 +353,7 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
     if in_process:
         return _run_in_process(platform, workloads, sched_file, merged, options_json, out, prefix,
                                engine_prefix, engine_args, quiet, env, env_add, cwd, timeout,
-                               ready_timeout, success_timeout, failure_timeout, cpu)
+                               ready_timeout, success_timeout, failure_timeout, cpu, layer)
 
     t0 = time.monotonic()
     deadline = t0 + timeout
@@ -350,7 +365,7 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
             port = free_port()
             sched_argv, engine_argv = _command_lines(port, sched_file, options_json, quiet,
                                                      engine_prefix, platform, workloads, prefix,
-                                                     engine_args)
+                                                     engine_args, layer)
             if attempt == 0:  # the port changes nothing to the compute hosts
                 hosts = compute_hosts_of_argv(engine_argv)
             write_record(out, _record(cwd, port, env_add, False, sched_file, merged, sched_argv,
@@ -400,15 +415,48 @@ def endpoint_of(port: int) -> str:
     return f"tcp://127.0.0.1:{port}"
 
 
+#: ``layer`` values of a run (:func:`run_simulation`): how the scheduler
+#: handles the messages; the in-process path's (``--in-process-layer``)
+RUN_LAYERS = LAYERS
+
+
+def scheduler_argv(sched_file, endpoint: str, options_json: str, verbosity: str | None,
+                   layer: str = "auto") -> list[str]:
+    """The scheduler process's command line (argv list) for a two-process run.
+
+    :param sched_file: the scheduler file (resolved).
+    :param endpoint: the ZeroMQ endpoint it binds (``-s``).
+    :param options_json: its options as JSON text (``-o``).
+    :param verbosity: pybatsim's ``-v`` level, or None for its default.
+    :param layer: one of :data:`RUN_LAYERS`. ``pybatsim``: pybatsim's
+        launcher (``python -m batsim.cmds.launcher``); ``direct``: the
+        direct layer's launcher (:mod:`iosched.run.direct_launcher`), which
+        refuses a file that is not one of iosched's schedulers; ``auto``:
+        the direct layer's launcher for iosched's shipped scheduler files
+        (:func:`iosched.schedulers.registry.shipped`), pybatsim's for any
+        other file.
+    :raises InputError: an unknown layer.
+    """
+    if layer not in RUN_LAYERS:
+        raise InputError(f"layer: expected one of {', '.join(RUN_LAYERS)}, got {layer!r}")
+    direct = layer == "direct" or (layer == "auto" and shipped(sched_file))
+    module = "iosched.run.direct_launcher" if direct else "batsim.cmds.launcher"
+    argv = [sys.executable, "-m", module, str(sched_file), "-s", endpoint,
+            "-t", str(SCHEDULER_SOCKET_TIMEOUT_MS), "-o", options_json]
+    if verbosity:
+        argv += ["-v", verbosity]
+    if direct:
+        argv += ["--layer", layer]
+    return argv
+
+
 def _command_lines(port, sched_file, options_json, quiet, engine_prefix, platform, workloads,
-                   prefix, engine_args) -> tuple[list[str], list[str]]:
+                   prefix, engine_args, layer="auto") -> tuple[list[str], list[str]]:
     """The scheduler's and the engine's command lines (argv lists) of one run
     on loopback port *port*."""
     endpoint = endpoint_of(port)
-    sched_argv = [sys.executable, "-m", "batsim.cmds.launcher", str(sched_file),
-                  "-s", endpoint, "-t", str(SCHEDULER_SOCKET_TIMEOUT_MS), "-o", options_json]
-    if quiet:
-        sched_argv += ["-v", "warning"]
+    sched_argv = scheduler_argv(sched_file, endpoint, options_json, "warning" if quiet else None,
+                                layer)
     engine_argv = [*engine_prefix, "-p", str(platform)]
     for w in workloads:
         engine_argv += ["-w", str(w)]
@@ -463,7 +511,7 @@ def strip_in_process_flags(argv: list[str]) -> list[str]:
 
 def _run_in_process(platform, workloads, sched_file, merged, options_json, out, prefix,
                     engine_prefix, engine_args, quiet, env, env_add, cwd, timeout,
-                    ready_timeout, success_timeout, failure_timeout, cpu) -> RunResult:
+                    ready_timeout, success_timeout, failure_timeout, cpu, layer="auto") -> RunResult:
     """:func:`run_simulation` with ``in_process=True``: one engine process
     that loads the scheduler file (``--in-process-scheduler``)."""
     t0 = time.monotonic()
@@ -472,9 +520,11 @@ def _run_in_process(platform, workloads, sched_file, merged, options_json, out, 
         port = free_port()  # not bound: the -s of the equivalent two-process run
         sched_argv, engine_argv = _command_lines(port, sched_file, options_json, quiet,
                                                  engine_prefix, platform, workloads, prefix,
-                                                 engine_args)
+                                                 engine_args, layer)
         hosts = compute_hosts_of_argv(engine_argv)
         engine_argv += ["--in-process-scheduler", str(sched_file), "--scheduler-options", options_json]
+        if layer != "auto" and "--in-process-layer" not in engine_args:
+            engine_argv += ["--in-process-layer", layer]
         if quiet:
             engine_argv += ["--scheduler-verbosity", "warning"]
         write_record(out, _record(cwd, port, env_add, True, sched_file, merged, sched_argv,

@@ -18,7 +18,7 @@ from iosched.errors import InputError
 from iosched.paths import LAUNCHERS_DIR, SCHEDULERS_DIR
 from iosched.sched.options import check_declared, with_core
 
-__all__ = ["SCHEDULERS", "SCHEDULERS_DIR", "ENGINE_FLAGS", "resolve",
+__all__ = ["SCHEDULERS", "SCHEDULERS_DIR", "ENGINE_FLAGS", "resolve", "shipped",
            "required_engine_args", "declared_options", "check_options"]
 
 #: name -> (scheduler file name in :data:`SCHEDULERS_DIR`, pybatsim options).
@@ -78,6 +78,17 @@ ENGINE_FLAGS: dict[str, tuple[str, ...]] = {
 }
 
 
+def shipped(scheduler_file) -> bool:
+    """Whether *scheduler_file* (a path, any form) is one of iosched's
+    shipped scheduler files (:data:`SCHEDULERS_DIR`) or its thin launcher in
+    the source tree's ``schedulers/``."""
+    try:
+        path = Path(scheduler_file).resolve()
+    except (OSError, RuntimeError):
+        return False
+    return path.parent in (SCHEDULERS_DIR, LAUNCHERS_DIR.resolve())
+
+
 def required_engine_args(scheduler_file) -> tuple:
     """Engine flags a scheduler file needs (see :data:`ENGINE_FLAGS`).
 
@@ -87,13 +98,9 @@ def required_engine_args(scheduler_file) -> tuple:
     :returns: a tuple of flags (empty for other schedulers or without
         requirements).
     """
-    try:
-        path = Path(scheduler_file).resolve()
-    except (OSError, RuntimeError):
+    if not shipped(scheduler_file):
         return ()
-    if path.parent not in (SCHEDULERS_DIR, LAUNCHERS_DIR.resolve()):
-        return ()
-    return ENGINE_FLAGS.get(path.name, ())
+    return ENGINE_FLAGS.get(Path(scheduler_file).resolve().name, ())
 
 
 def resolve(name_or_path) -> tuple[Path, dict]:
@@ -137,7 +144,7 @@ def declared_options(name_or_path) -> dict | None:
     :raises InputError: as :func:`resolve` (unknown name).
     """
     path, _ = resolve(name_or_path)
-    if path.parent not in (SCHEDULERS_DIR, LAUNCHERS_DIR.resolve()):
+    if not shipped(path):
         return None
     if not (SCHEDULERS_DIR / path.name).is_file():
         return None

@@ -73,7 +73,7 @@ from iosched.experiments.common import calibrate, cpu_times, steal_share, write_
 from iosched.experiments.platforms import cluster_xml
 from iosched.paths import RESULTS_DIR
 from iosched.run.result import RunError
-from iosched.run.simulation import run_simulation
+from iosched.run.simulation import RUN_LAYERS, run_simulation
 from iosched.workloads.convert import swf_to_batsim
 from iosched.workloads.writer import dump_workload
 from iosched.workloads.default_swf import DEFAULT_SWF_HELP, find_default_swf
@@ -113,17 +113,21 @@ REFERENCE = {
               show_default=True,
               help="with --scheduler: the engine of the easyBackfill reference runs (batsim: the "
                    "real Batsim on PATH, on two processes); the result file gets _ref-batsim")
+@click.option("--layer", type=click.Choice(RUN_LAYERS), default="auto", show_default=True,
+              help="with --scheduler: how the named schedulers handle the messages (iosched run "
+                   "--layer; the reference is pybatsim's launcher); the result file gets "
+                   "_layer-<layer> unless auto")
 def bench_command(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, in_process, engine, output,
-                  schedulers_, repeat, reference_engine):
+                  schedulers_, repeat, reference_engine, layer):
     """Time the embedded engine with pybatsim's easyBackfill on KTH-SP2."""
     if schedulers_:
         if engine != "embedded":
             raise click.ClickException("--scheduler: the named schedulers run on the embedded engine "
                                        "only (see --reference-engine)")
         return compare(swf, profiles, nb_res, nb_jobs, quiet_scheduler, cpu, output,
-                       list(dict.fromkeys(schedulers_)), repeat, in_process, reference_engine)
-    if reference_engine != "embedded":
-        raise click.ClickException("--reference-engine: with --scheduler only")
+                       list(dict.fromkeys(schedulers_)), repeat, in_process, reference_engine, layer)
+    if reference_engine != "embedded" or layer != "auto":
+        raise click.ClickException("--reference-engine, --layer: with --scheduler only")
     try:
         if swf is None:
             swf = find_default_swf()
@@ -207,7 +211,8 @@ def _inputs(swf, profiles, nb_res, nb_jobs, tmp: Path):
     return plat, wl, report
 
 
-def _timed_run(plat, wl, sched, out, quiet, cpu, in_process=False, engine="embedded") -> dict:
+def _timed_run(plat, wl, sched, out, quiet, cpu, in_process=False, engine="embedded",
+               layer="auto") -> dict:
     """One simulation: wall time (s), engine and scheduler CPU time (s;
     in-process, the engine's includes the scheduler's; with the real Batsim,
     whose CPU time is not separated, both processes' total is given as the
@@ -218,7 +223,7 @@ def _timed_run(plat, wl, sched, out, quiet, cpu, in_process=False, engine="embed
     t0 = time.perf_counter()
     run_simulation(plat, wl, sched, out, timeout=7200, quiet=quiet, cpu=cpu, engine_cmd=engine,
                    engine_args=["--rusage-file", str(rusage)] if engine == "embedded" else [],
-                   in_process=in_process)
+                   in_process=in_process, layer=layer)
     wall = time.perf_counter() - t0
     c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     ru = json.loads(rusage.read_text()) if engine == "embedded" else None
@@ -234,7 +239,7 @@ def _median(xs) -> float:
 
 
 def compare(swf, profiles, nb_res, nb_jobs, quiet, cpu, output, names, repeat, in_process=False,
-            reference_engine="embedded") -> None:
+            reference_engine="embedded", layer="auto") -> None:
     """``--scheduler``: pybatsim's easyBackfill and each iosched scheduler
     of ``names``, in turn, ``repeat`` rounds (see the module documentation)."""
     try:
@@ -254,7 +259,8 @@ def compare(swf, profiles, nb_res, nb_jobs, quiet, cpu, output, names, repeat, i
                     ref_run = label == "easyBackfill"
                     r = _timed_run(plat, wl, sched, tmp / f"{label}-{k}", quiet, cpu,
                                    in_process and not ref_run,
-                                   reference_engine if ref_run else "embedded")
+                                   reference_engine if ref_run else "embedded",
+                                   "auto" if ref_run else layer)
                     runs[label].append(r)
                     click.echo(f"round {k + 1}/{repeat}: {label}: {r['wall_s']} s", err=True)
         steal = steal_share(cpu0, cpu_times())
@@ -283,8 +289,10 @@ def compare(swf, profiles, nb_res, nb_jobs, quiet, cpu, output, names, repeat, i
             + (["--quiet-scheduler"] if quiet else []) + ([f"--cpu {cpu}"] if cpu != "auto" else [])
             + ([f"--profiles {profiles}"] if profiles != "delay" else [])
             + (["--in-process"] if in_process else [])
-            + ([f"--reference-engine {reference_engine}"] if reference_engine != "embedded" else [])),
+            + ([f"--reference-engine {reference_engine}"] if reference_engine != "embedded" else [])
+            + ([f"--layer {layer}"] if layer != "auto" else [])),
         "in_process": in_process,
+        "layer": layer,
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "profiles": profiles, "nb_jobs": report.kept, "nb_res": nb_res, "cpu": cpu, "repeat": repeat,
         "reference": "pybatsim 3.2.1 easyBackfill" + (" -v warning" if quiet else "")
@@ -296,5 +304,6 @@ def compare(swf, profiles, nb_res, nb_jobs, quiet, cpu, output, names, repeat, i
         "machine": {"python": sys.version.split()[0], "platform": py_platform.platform()},
         "calibration": calibrate(),
     }
-    suffix = ("_inproc" if in_process else "") + ("_ref-batsim" if reference_engine == "batsim" else "")
+    suffix = (("_inproc" if in_process else "") + ("_ref-batsim" if reference_engine == "batsim" else "")
+              + (f"_layer-{layer}" if layer != "auto" else ""))
     write_result(res, out / f"kth_full_{profiles}_vs_{'_'.join(names)}{suffix}.json")

@@ -197,7 +197,7 @@ def _scheduler_path(name: str) -> str:
 
 
 #: command-line substrings of the processes :func:`measure` samples
-ROLES = {"scheduler": ["batsim.cmds.launcher"], "engine": ["iosched.engine.cli", "iosched-batsim"]}
+ROLES = {"scheduler": ["batsim.cmds.launcher", "iosched.run.direct_launcher"], "engine": ["iosched.engine.cli", "iosched-batsim"]}
 
 
 def measure(platform, workload, scheduler: str, out: Path, in_process: bool = False,
