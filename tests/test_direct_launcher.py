@@ -18,22 +18,16 @@ from pathlib import Path
 import pytest
 import zmq
 
+from protocol_replay import free_port, load_exchanges
+from test_inproc import assert_same_outputs, small  # noqa: F401 - small is a fixture
+
 from iosched.run.result import RunError
 from iosched.run.simulation import run_simulation, scheduler_argv
 from iosched.schedulers.registry import resolve
 
 pytest.importorskip("batsim")
 
-HERE = Path(__file__).parent
 BASELINE, _ = resolve("easy")
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _launch(*args, cwd=None) -> subprocess.Popen:
@@ -74,17 +68,6 @@ def crashing(tmp_path):
     return f
 
 
-@pytest.fixture(scope="module")
-def small(tmp_path_factory):
-    from test_inproc import small_workload
-
-    d = tmp_path_factory.mktemp("small")
-    plat = d / "cluster16.xml"
-    subprocess.run([sys.executable, "-m", "iosched.cli", "platform", "cluster", str(plat),
-                    "--nb-nodes", "16"], check=True)
-    return plat, small_workload(d / "small.json", 16)
-
-
 def test_auto_picks_the_direct_launcher_for_shipped_schedulers_only(plain_pybatsim):
     ep = "tcp://127.0.0.1:1"
     assert scheduler_argv(BASELINE, ep, "{}", None)[1:3] == ["-m", "iosched.run.direct_launcher"]
@@ -96,7 +79,7 @@ def test_auto_picks_the_direct_launcher_for_shipped_schedulers_only(plain_pybats
 
 
 def test_direct_refuses_a_plain_pybatsim_file_in_one_line(plain_pybatsim):
-    p = _launch(plain_pybatsim, "-s", f"tcp://127.0.0.1:{_free_port()}", "--layer", "direct")
+    p = _launch(plain_pybatsim, "-s", f"tcp://127.0.0.1:{free_port()}", "--layer", "direct")
     out, err = p.communicate(timeout=60)
     assert p.returncode == 1
     assert err.strip() == (f"Error: --layer direct: {plain_pybatsim} is not one of iosched's own "
@@ -108,14 +91,14 @@ def test_direct_refuses_a_plain_pybatsim_file_in_one_line(plain_pybatsim):
     ("[1, 2]", "Error: -o: expected a JSON object"),
 ])
 def test_bad_options_are_one_line(opts, line):
-    p = _launch(BASELINE, "-s", f"tcp://127.0.0.1:{_free_port()}", "-o", opts)
+    p = _launch(BASELINE, "-s", f"tcp://127.0.0.1:{free_port()}", "-o", opts)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 1 and len(err.strip().splitlines()) == 1
     assert err.startswith(line)
 
 
 def test_a_message_that_is_not_json_is_one_line():
-    port = _free_port()
+    port = free_port()
     p = _launch(BASELINE, "-s", f"tcp://127.0.0.1:{port}", "-o", '{"policy": "easy"}')
     ctx = zmq.Context.instance()
     sock = ctx.socket(zmq.REQ)
@@ -135,11 +118,9 @@ def test_a_message_that_is_not_json_is_one_line():
 def test_a_silent_engine_calls_on_deadlock_then_fails_in_one_line(shared):
     """As pybatsim: once the simulation runs, a receive that waits longer
     than -t calls the scheduler's onDeadlock (pybatsim's raises)."""
-    from protocol_replay import load_exchanges
-
     first = next(iter(sorted((shared / "golden").glob("g1*/transcript.jsonl.gz"))))
     begins, _ = load_exchanges(first)[0]
-    port = _free_port()
+    port = free_port()
     p = _launch(BASELINE, "-s", f"tcp://127.0.0.1:{port}", "-t", "300", "-o", '{"policy": "easy"}')
     ctx = zmq.Context.instance()
     sock = ctx.socket(zmq.REQ)
@@ -176,7 +157,7 @@ def test_auto_runs_a_plain_pybatsim_file_with_pybatsims_launch(small, plain_pyba
     """--layer auto on a file that is not iosched's: pybatsim's own
     launch_scheduler runs it (its printed counts, its exit status)."""
     plat, wl = small
-    port = _free_port()
+    port = free_port()
     p = _launch(plain_pybatsim, "-s", f"tcp://127.0.0.1:{port}", "-v", "warning")
     time.sleep(0.5)
     e = subprocess.run([sys.executable, "-m", "iosched.engine.cli", "-p", str(plat), "-w", str(wl),
@@ -190,8 +171,6 @@ def test_auto_runs_a_plain_pybatsim_file_with_pybatsims_launch(small, plain_pyba
 def test_same_outputs_and_counts_as_pybatsims_launcher(small, tmp_path):
     """The same run with each launcher: the same outputs, and the same
     lines printed at the end (pybatsim's counts)."""
-    from test_inproc import assert_same_outputs
-
     plat, wl = small
     logs = {}
     for layer in ("direct", "pybatsim"):
