@@ -78,10 +78,13 @@ def serve(peer: DirectPeer, endpoint: str, timeout_ms: int) -> int:
     name = peer.path.name
     try:
         n = 0
+        rcvtimeo = -1  # blocking until the simulation runs, as pybatsim
+        sock.RCVTIMEO = rcvtimeo
         while True:
             bs = peer.bs
-            running = bs is not None and bs.running_simulation
-            sock.RCVTIMEO = timeout_ms if running and timeout_ms > 0 else -1
+            want = timeout_ms if bs is not None and bs.running_simulation and timeout_ms > 0 else -1
+            if want != rcvtimeo:  # a socket option costs a call into ZeroMQ: set on change only
+                sock.RCVTIMEO = rcvtimeo = want
             try:
                 text = sock.recv()
             except zmq.Again:
