@@ -97,7 +97,12 @@ def test_bad_options_are_one_line(opts, line):
     assert err.startswith(line)
 
 
-def test_a_message_that_is_not_json_is_one_line():
+@pytest.mark.parametrize("text, line", [
+    (b"{not json", "Error: message 1 from the engine is not JSON:"),
+    (b"[1, 2]", "Error: message 1 from the engine is not a Batsim message"),
+    (b'{"now": 0.0}', "Error: message 1 from the engine is not a Batsim message"),
+])
+def test_a_message_that_is_not_a_batsim_message_is_one_line(text, line):
     port = free_port()
     p = _launch(BASELINE, "-s", f"tcp://127.0.0.1:{port}", "-o", '{"policy": "easy"}')
     ctx = zmq.Context.instance()
@@ -105,14 +110,14 @@ def test_a_message_that_is_not_json_is_one_line():
     sock.setsockopt(zmq.LINGER, 0)
     try:
         sock.connect(f"tcp://127.0.0.1:{port}")
-        sock.send(b"{not json")
+        sock.send(text)
         _, err = p.communicate(timeout=60)
     finally:
         sock.close()
         if p.poll() is None:
             p.kill()
-    assert p.returncode == 1
-    assert _last_line(err).startswith("Error: message 1 from the engine is not JSON:")
+    assert p.returncode == 1 and len(err.strip().splitlines()) == 1
+    assert err.startswith(line)
 
 
 def test_a_silent_engine_calls_on_deadlock_then_fails_in_one_line(shared):

@@ -66,8 +66,10 @@ def serve(peer: DirectPeer, endpoint: str, timeout_ms: int) -> int:
     :param timeout_ms: how long a receive waits while the simulation runs
         before the scheduler's ``onDeadlock`` is called (ms; <= 0: forever).
     :raises SystemExit: status 1, with one line on stderr, when the
-        endpoint cannot be bound, a message is not JSON, or the scheduler
-        raises or sends a reply JSON cannot encode (its traceback first).
+        endpoint cannot be bound, a message is not JSON or not a Batsim
+        message (an object with ``now`` and a list ``events``), or the
+        scheduler raises or sends a reply JSON cannot encode (its traceback
+        first).
     """
     ctx = zmq.Context()
     sock = ctx.socket(zmq.REP)
@@ -99,6 +101,9 @@ def serve(peer: DirectPeer, endpoint: str, timeout_ms: int) -> int:
                 msg = json.loads(text)
             except ValueError as e:
                 _fail(f"message {n} from the engine is not JSON: {e}")
+            if not (isinstance(msg, dict) and "now" in msg and isinstance(msg.get("events"), list)):
+                _fail(f"message {n} from the engine is not a Batsim message "
+                      "(a JSON object with \"now\" and a list \"events\")")
             first = peer.bs is None
             try:
                 reply, finished = peer.handle(msg)
@@ -107,7 +112,11 @@ def serve(peer: DirectPeer, endpoint: str, timeout_ms: int) -> int:
                 _fail(f"{name} failed: {one_line(e) or type(e).__name__}", traceback.format_exc())
             sock.send_string(out)
             if first:
-                peer.scheduler.onAfterBatsimInit()
+                try:
+                    peer.scheduler.onAfterBatsimInit()  # after the first reply, as pybatsim
+                except Exception as e:  # noqa: BLE001 - the scheduler's own failure
+                    _fail(f"{name} failed: {one_line(e) or type(e).__name__}",
+                          traceback.format_exc())
             if finished:
                 break
     finally:
