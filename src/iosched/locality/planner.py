@@ -77,6 +77,13 @@ class LJob:
         self.expected_end = None
 
 
+def _then(k1: int, below) -> object:
+    """``k1`` then the indexes after it where ``below`` (bool array) is
+    True, listed only when asked for."""
+    yield k1
+    yield from (below[k1 + 1:].nonzero()[0] + (k1 + 1)).tolist()
+
+
 class Planner:
     """One policy's planning passes on a cluster.
 
@@ -112,6 +119,7 @@ class Planner:
         self.decisions = 0
         self._cache: dict = {}                 # (file, size, cores, W) -> see _base
         self._log: list = []                   # nodes changed by the decisions of this pass
+        self._evc: dict = {}                   # node -> {(file, t_k, cores): eviction penalty}, see _best
 
     # ------------------------------------------------------------ public
     def reset(self, t: int) -> None:
@@ -128,6 +136,7 @@ class Planner:
         c = self.c
         nna = c.non_available(t)
         self._cache, self._log = {}, []
+        self._evc = {}
         if self.base != "fcfs":
             c.reset_intervals(t)
         running = c.running_nodes
@@ -288,18 +297,26 @@ class Planner:
             return Wf, Ef
 
         L = f32(j.size) / nodes[0].bandwidth
-        m0 = int(base.min())
+        m0 = int(base[base.argmin()])
         best = None   # (score, node index, in hole, start, load)
         m = c.m
+        evc = self._evc
+        fid, cores = j.file, j.cores
         lim = m0 + 1
         first = True
         while True:
             # int(base) < lim, compared exactly: integers below 2**24 are binary32 numbers
             b = base if lim < 2 ** 24 else base.astype(np.float64)
             below = b < lim
-            if not first:
+            if first:
+                # the first candidate often wins alone (score == m0): the others
+                # are only listed if it does not
+                k1 = int(below.argmax())
+                ks = _then(k1, below)
+            else:
                 below &= b >= m0 + 1
-            for k in below.nonzero()[0].tolist():
+                ks = below.nonzero()[0].tolist()
+            for k in ks:
                 bk = base[k]
                 sc = int(bk)
                 pt = int(col[k])
@@ -307,7 +324,13 @@ class Planner:
                     pt = t
                 Ek = weights(k)[1]
                 if Ek > 0 and nodes[k].live:
-                    ev = eviction_time(nodes[k], j.file, pt, j.cores, m)
+                    memo = evc.get(k)
+                    if memo is None:
+                        memo = evc[k] = {}
+                    key = (fid, pt, cores)
+                    ev = memo.get(key)
+                    if ev is None:
+                        ev = memo[key] = eviction_time(nodes[k], fid, pt, cores, m)
                     sc = int(f32(bk + f32(Ek * ev)))
                 if best is None or (sc, k) < best[:2]:
                     best = (sc, k, 0, pt, loads.get(k, L))
@@ -348,6 +371,7 @@ class Planner:
         if self.base != "fcfs":
             c.plan_interval(node, j.file, j.size, start, load, start + j.walltime)
         self._log.append(k)
+        self._evc.pop(k, None)
         return nna + newly, running
 
     # ------------------------------------------------------------ backfilling
@@ -449,6 +473,7 @@ class Planner:
         if self.base != "fcfs":
             c.plan_interval(node, j.file, j.size, start, load, start + j.walltime)
         self._log.append(k)
+        self._evc.pop(k, None)
         return nna, busy_t, running
 
     def _backfill_only(self, j, t, W, E, busy_t):
@@ -480,6 +505,7 @@ class Planner:
         _, node, from_hole, load = best
         self._commit_hole(j, node, t, from_hole, [])
         self._log.append(node.index)
+        self._evc.pop(node.index, None)
         self._refresh_biggest(node)
         # (the artifact records no planning interval for a job placed here)
         j.start, j.node, j.cores_used, j.planned_load = t, node, from_hole, load
