@@ -40,6 +40,7 @@ and truncated to int, because its tie-breaks depend on it (times are about
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from operator import attrgetter
 
 import numpy as np
@@ -303,17 +304,35 @@ class Cluster:
 
     def place(self, node: Node, start: int, walltime: int, cores: int, t: int) -> tuple:
         """Reserve ``cores`` first cores of ``node`` on ``[start, start +
-        walltime)``; returns ``(core ids, cores that were available at t)``."""
-        ids = node.order[:cores]
+        walltime)``; returns ``(core ids, cores that were available at t)``.
+
+        The cores keep their (available time, id) order without a full
+        sort: the taken cores all become available at ``start + walltime``
+        and are merged into the others, which stay sorted (as
+        :meth:`Node.resort` would order them)."""
+        order, av = node.order, node.avail
+        ids = order[:cores]
         self.dirty.add(node.index)
         newly = 0
         end = start + walltime
         for k in ids:
-            if node.avail[k] <= t:
+            if av[k] <= t:
                 newly += 1
-            node.avail[k] = end
-        node.resort()
-        return list(ids), newly
+            av[k] = end
+        rest = order[cores:]
+        g = av.__getitem__
+        p = bisect_right(rest, end, key=g)
+        q = bisect_left(rest, end, 0, p, key=g)
+        taken = sorted(ids)
+        if q == p:
+            node.order = rest[:p] + taken + rest[p:]
+        else:   # cores already available at `end`: ties by id
+            node.order = rest[:q] + sorted(rest[q:p] + taken) + rest[p:]
+        row = node.row
+        if row is not None:
+            row[:p] = row[cores:cores + p]
+            row[p:p + cores] = end
+        return ids, newly
 
     def plan_interval(self, node: Node, file_id: int, size, start: int, load: int, end: int) -> None:
         """Record that a planned job uses ``file_id`` on ``node`` on
