@@ -52,6 +52,8 @@ __all__ = ["Data", "Node", "Cluster", "f32", "transfer_seconds", "load_time", "e
 
 f32 = np.float32
 
+_ZERO = f32(0.0)
+
 _seq = attrgetter("seq")
 
 #: "Until displaced" end of a kept copy under the paper rule (s).
@@ -154,14 +156,18 @@ def eviction_time(node: Node, file_id: int, pt: int, cores: int, m: int = 20):
     Algorithm 3 line 7): the sizes of the other files whose last planning
     interval ends at or before ``pt``, times ``cores / m``, divided by the
     bandwidth."""
-    total = f32(0.0)
-    recs = [d for d in node.live.values() if d.id != file_id and pt >= d.iv[-1][2]]
-    if len(recs) > 1:
+    recs = [d for d in node.live.values() if pt >= d.iv[-1][2] and d.id != file_id]
+    if not recs:
+        return _ZERO
+    if len(recs) == 1:
+        total = recs[0].size     # 0 + size, exactly
+    else:
         recs.sort(key=_seq)      # the node's data list order (binary32 sums depend on it)
-    for d in recs:
-        total = f32(total + d.size)
+        total = _ZERO
+        for d in recs:
+            total = total + d.size   # binary32 + binary32: a binary32 sum in numpy
     pct = f32(cores) / f32(m)
-    return f32(f32(total * pct) / node.bandwidth)
+    return f32(total * pct) / node.bandwidth
 
 
 def score(eat: int, W: int, load, E: int, evict) -> int:

@@ -205,9 +205,10 @@ class Planner:
         holders = c.holders(j.file) if j.file else {}
         if ent is not None:
             base, pos, loads, Wf, WL = ent
-            if pos < len(log):
-                for k in set(log[pos:]):
-                    pt = int(col[k])
+            n = len(log)
+            if pos < n:
+                for k in (log[pos:] if pos + 1 == n else set(log[pos:])):
+                    pt = col.item(k)
                     if pt < t:
                         pt = t
                     d = holders.get(k)
@@ -217,13 +218,14 @@ class Planner:
                             if s_ <= pt <= e:
                                 ld = f32(0 if le <= pt else le - t)
                                 break
+                    # (a sum or product of two binary32 numbers is one in numpy)
                     if ld is None:
-                        base[k] = f32(f32(pt) + WL)
+                        base[k] = f32(pt) + WL
                         loads.pop(k, None)
                     else:
-                        base[k] = f32(f32(pt) + f32(Wf * ld))
+                        base[k] = f32(pt) + Wf * ld
                         loads[k] = ld
-                ent[1] = len(log)
+                ent[1] = n
             return base, loads
         eat = np.maximum(col, t)
         L = f32(j.size) / c.nodes[0].bandwidth    # load where the file is not planned (binary32)
@@ -319,10 +321,10 @@ class Planner:
             for k in ks:
                 bk = base[k]
                 sc = int(bk)
-                pt = int(col[k])
+                pt = col.item(k)
                 if pt < t:
                     pt = t
-                Ek = weights(k)[1]
+                Ek = zero if k >= cut or (now is not None and now[k]) else Ef
                 if Ek > 0 and nodes[k].live:
                     memo = evc.get(k)
                     if memo is None:
@@ -331,8 +333,9 @@ class Planner:
                     ev = memo.get(key)
                     if ev is None:
                         ev = memo[key] = eviction_time(nodes[k], fid, pt, cores, m)
-                    sc = int(f32(bk + f32(Ek * ev)))
-                if best is None or (sc, k) < best[:2]:
+                    if ev:
+                        sc = int(bk + Ek * ev)   # binary32 operands: binary32 results
+                if best is None or sc < best[0] or (sc == best[0] and k < best[1]):
                     best = (sc, k, 0, pt, loads.get(k, L))
                     if first and sc == m0:
                         break
@@ -364,7 +367,7 @@ class Planner:
         k, start, load, _ = self._best(j, t, W, E)
         node = c.nodes[k]
         if self.base == "lem" and node.free == node.cores and start == t and \
-                all(a <= t for a in node.avail):
+                max(node.avail) <= t:
             running += 1
         ids, newly = c.place(node, start, j.walltime, j.cores, t)
         j.start, j.node, j.cores_used, j.planned_load = start, node, ids, load
@@ -443,7 +446,7 @@ class Planner:
         k, start, load, hole = self._best(j, t, W, E, extra)
         node = c.nodes[k]
         if self.base == "lem" and node.free == node.cores and start == t and \
-                all(a <= t for a in node.avail):
+                max(node.avail) <= t:
             running += 1
         if hole:
             from_hole, out_ids = extra[k]
