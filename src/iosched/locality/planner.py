@@ -257,7 +257,9 @@ class Planner:
         against that reference), but vectorised: the base scores ``t_k +
         W*load`` come from :meth:`_base`; as the eviction term ``E*evict``
         is >= 0, it is only computed for the nodes whose base score can
-        still win, in node order."""
+        still win, in node order. A node's eviction penalty (binary32 s) is
+        kept for the pass per (file, ``t_k``, cores) until a decision
+        changes that node (its planning intervals change only then)."""
         c = self.c
         nodes = c.nodes
         P = self.P
