@@ -40,6 +40,7 @@ and truncated to int, because its tie-breaks depend on it (times are about
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from operator import attrgetter
 
 import numpy as np
@@ -50,6 +51,8 @@ __all__ = ["Data", "Node", "Cluster", "f32", "transfer_seconds", "load_time", "e
            "score", "CACHE_RULES"]
 
 f32 = np.float32
+
+_ZERO = f32(0.0)
 
 _seq = attrgetter("seq")
 
@@ -153,14 +156,18 @@ def eviction_time(node: Node, file_id: int, pt: int, cores: int, m: int = 20):
     Algorithm 3 line 7): the sizes of the other files whose last planning
     interval ends at or before ``pt``, times ``cores / m``, divided by the
     bandwidth."""
-    total = f32(0.0)
-    recs = [d for d in node.live.values() if d.id != file_id and pt >= d.iv[-1][2]]
-    if len(recs) > 1:
+    recs = [d for d in node.live.values() if pt >= d.iv[-1][2] and d.id != file_id]
+    if not recs:
+        return _ZERO
+    if len(recs) == 1:
+        total = recs[0].size     # 0 + size, exactly
+    else:
         recs.sort(key=_seq)      # the node's data list order (binary32 sums depend on it)
-    for d in recs:
-        total = f32(total + d.size)
+        total = _ZERO
+        for d in recs:
+            total = total + d.size   # binary32 + binary32: a binary32 sum in numpy
     pct = f32(cores) / f32(m)
-    return f32(f32(total * pct) / node.bandwidth)
+    return f32(total * pct) / node.bandwidth
 
 
 def score(eat: int, W: int, load, E: int, evict) -> int:
@@ -303,17 +310,35 @@ class Cluster:
 
     def place(self, node: Node, start: int, walltime: int, cores: int, t: int) -> tuple:
         """Reserve ``cores`` first cores of ``node`` on ``[start, start +
-        walltime)``; returns ``(core ids, cores that were available at t)``."""
-        ids = node.order[:cores]
+        walltime)``; returns ``(core ids, cores that were available at t)``.
+
+        The cores keep their (available time, id) order without a full
+        sort: the taken cores all become available at ``start + walltime``
+        and are merged into the others, which stay sorted (as
+        :meth:`Node.resort` would order them)."""
+        order, av = node.order, node.avail
+        ids = order[:cores]
         self.dirty.add(node.index)
         newly = 0
         end = start + walltime
         for k in ids:
-            if node.avail[k] <= t:
+            if av[k] <= t:
                 newly += 1
-            node.avail[k] = end
-        node.resort()
-        return list(ids), newly
+            av[k] = end
+        rest = order[cores:]
+        g = av.__getitem__
+        p = bisect_right(rest, end, key=g)
+        q = bisect_left(rest, end, 0, p, key=g)
+        taken = sorted(ids)
+        if q == p:
+            node.order = rest[:p] + taken + rest[p:]
+        else:   # cores already available at `end`: ties by id
+            node.order = rest[:q] + sorted(rest[q:p] + taken) + rest[p:]
+        row = node.row
+        if row is not None:
+            row[:p] = row[cores:cores + p]
+            row[p:p + cores] = end
+        return ids, newly
 
     def plan_interval(self, node: Node, file_id: int, size, start: int, load: int, end: int) -> None:
         """Record that a planned job uses ``file_id`` on ``node`` on

@@ -77,6 +77,13 @@ class LJob:
         self.expected_end = None
 
 
+def _then(k1: int, below) -> object:
+    """``k1`` then the indexes after it where ``below`` (bool array) is
+    True, listed only when asked for."""
+    yield k1
+    yield from (below[k1 + 1:].nonzero()[0] + (k1 + 1)).tolist()
+
+
 class Planner:
     """One policy's planning passes on a cluster.
 
@@ -112,6 +119,7 @@ class Planner:
         self.decisions = 0
         self._cache: dict = {}                 # (file, size, cores, W) -> see _base
         self._log: list = []                   # nodes changed by the decisions of this pass
+        self._evc: dict = {}                   # node -> {(file, t_k, cores): eviction penalty}, see _best
 
     # ------------------------------------------------------------ public
     def reset(self, t: int) -> None:
@@ -128,6 +136,7 @@ class Planner:
         c = self.c
         nna = c.non_available(t)
         self._cache, self._log = {}, []
+        self._evc = {}
         if self.base != "fcfs":
             c.reset_intervals(t)
         running = c.running_nodes
@@ -196,9 +205,10 @@ class Planner:
         holders = c.holders(j.file) if j.file else {}
         if ent is not None:
             base, pos, loads, Wf, WL = ent
-            if pos < len(log):
-                for k in set(log[pos:]):
-                    pt = int(col[k])
+            n = len(log)
+            if pos < n:
+                for k in (log[pos:] if pos + 1 == n else set(log[pos:])):
+                    pt = col.item(k)
                     if pt < t:
                         pt = t
                     d = holders.get(k)
@@ -208,13 +218,14 @@ class Planner:
                             if s_ <= pt <= e:
                                 ld = f32(0 if le <= pt else le - t)
                                 break
+                    # (a sum or product of two binary32 numbers is one in numpy)
                     if ld is None:
-                        base[k] = f32(f32(pt) + WL)
+                        base[k] = f32(pt) + WL
                         loads.pop(k, None)
                     else:
-                        base[k] = f32(f32(pt) + f32(Wf * ld))
+                        base[k] = f32(pt) + Wf * ld
                         loads[k] = ld
-                ent[1] = len(log)
+                ent[1] = n
             return base, loads
         eat = np.maximum(col, t)
         L = f32(j.size) / c.nodes[0].bandwidth    # load where the file is not planned (binary32)
@@ -246,7 +257,9 @@ class Planner:
         against that reference), but vectorised: the base scores ``t_k +
         W*load`` come from :meth:`_base`; as the eviction term ``E*evict``
         is >= 0, it is only computed for the nodes whose base score can
-        still win, in node order."""
+        still win, in node order. A node's eviction penalty (binary32 s) is
+        kept for the pass per (file, ``t_k``, cores) until a decision
+        changes that node (its planning intervals change only then)."""
         c = self.c
         nodes = c.nodes
         P = self.P
@@ -288,28 +301,43 @@ class Planner:
             return Wf, Ef
 
         L = f32(j.size) / nodes[0].bandwidth
-        m0 = int(base.min())
+        m0 = int(base[base.argmin()])
         best = None   # (score, node index, in hole, start, load)
         m = c.m
+        evc = self._evc
+        fid, cores = j.file, j.cores
         lim = m0 + 1
         first = True
         while True:
             # int(base) < lim, compared exactly: integers below 2**24 are binary32 numbers
             b = base if lim < 2 ** 24 else base.astype(np.float64)
             below = b < lim
-            if not first:
+            if first:
+                # the first candidate often wins alone (score == m0): the others
+                # are only listed if it does not
+                k1 = int(below.argmax())
+                ks = _then(k1, below)
+            else:
                 below &= b >= m0 + 1
-            for k in below.nonzero()[0].tolist():
+                ks = below.nonzero()[0].tolist()
+            for k in ks:
                 bk = base[k]
                 sc = int(bk)
-                pt = int(col[k])
+                pt = col.item(k)
                 if pt < t:
                     pt = t
-                Ek = weights(k)[1]
+                Ek = zero if k >= cut or (now is not None and now[k]) else Ef
                 if Ek > 0 and nodes[k].live:
-                    ev = eviction_time(nodes[k], j.file, pt, j.cores, m)
-                    sc = int(f32(bk + f32(Ek * ev)))
-                if best is None or (sc, k) < best[:2]:
+                    memo = evc.get(k)
+                    if memo is None:
+                        memo = evc[k] = {}
+                    key = (fid, pt, cores)
+                    ev = memo.get(key)
+                    if ev is None:
+                        ev = memo[key] = eviction_time(nodes[k], fid, pt, cores, m)
+                    if ev:
+                        sc = int(bk + Ek * ev)   # binary32 operands: binary32 results
+                if best is None or sc < best[0] or (sc == best[0] and k < best[1]):
                     best = (sc, k, 0, pt, loads.get(k, L))
                     if first and sc == m0:
                         break
@@ -341,13 +369,14 @@ class Planner:
         k, start, load, _ = self._best(j, t, W, E)
         node = c.nodes[k]
         if self.base == "lem" and node.free == node.cores and start == t and \
-                all(a <= t for a in node.avail):
+                max(node.avail) <= t:
             running += 1
         ids, newly = c.place(node, start, j.walltime, j.cores, t)
         j.start, j.node, j.cores_used, j.planned_load = start, node, ids, load
         if self.base != "fcfs":
             c.plan_interval(node, j.file, j.size, start, load, start + j.walltime)
         self._log.append(k)
+        self._evc.pop(k, None)
         return nna + newly, running
 
     # ------------------------------------------------------------ backfilling
@@ -419,7 +448,7 @@ class Planner:
         k, start, load, hole = self._best(j, t, W, E, extra)
         node = c.nodes[k]
         if self.base == "lem" and node.free == node.cores and start == t and \
-                all(a <= t for a in node.avail):
+                max(node.avail) <= t:
             running += 1
         if hole:
             from_hole, out_ids = extra[k]
@@ -449,6 +478,7 @@ class Planner:
         if self.base != "fcfs":
             c.plan_interval(node, j.file, j.size, start, load, start + j.walltime)
         self._log.append(k)
+        self._evc.pop(k, None)
         return nna, busy_t, running
 
     def _backfill_only(self, j, t, W, E, busy_t):
@@ -480,6 +510,7 @@ class Planner:
         _, node, from_hole, load = best
         self._commit_hole(j, node, t, from_hole, [])
         self._log.append(node.index)
+        self._evc.pop(node.index, None)
         self._refresh_biggest(node)
         # (the artifact records no planning interval for a job placed here)
         j.start, j.node, j.cores_used, j.planned_load = t, node, from_hole, load
