@@ -236,6 +236,27 @@ def _start_client(workers: int | None, cluster: str | None, jobqueue: dict | Non
     return Client(lc), lc
 
 
+@contextlib.contextmanager
+def _quiet_distributed(restore: bool = True):
+    """Silence distributed's loggers while the client and the cluster close:
+    a worker closed while a signal stops the campaign logs a traceback
+    (``asyncio.CancelledError`` in ``Worker.close``) that is shutdown noise,
+    not a run's failure (those are in the campaign's result). The levels are
+    restored after when *restore* (not after a signal: the process ends, and
+    distributed's exit handlers may still log)."""
+    names = ["distributed", *(n for n in list(logging.root.manager.loggerDict)
+                              if n.startswith("distributed."))]
+    old = {n: logging.getLogger(n).level for n in names}
+    try:
+        for n in names:
+            logging.getLogger(n).setLevel(logging.CRITICAL + 1)
+        yield
+    finally:
+        if restore:
+            for n, level in old.items():
+                logging.getLogger(n).setLevel(level)
+
+
 def run_campaign(campaign: Campaign, workers: int | None = None, cluster: str | None = None,
                  retry_failed: bool = False, progress: bool = True,
                  echo=None) -> CampaignResult:
@@ -315,12 +336,13 @@ def run_campaign(campaign: Campaign, workers: int | None = None, cluster: str | 
         result.interrupted_signal = e.signum
     finally:
         bar.close()
-        if client is not None:
-            with contextlib.suppress(Exception):
-                client.close(timeout=10)
-        if lc is not None:
-            with contextlib.suppress(Exception):
-                lc.close(timeout=10)
+        with _quiet_distributed(restore=not result.interrupted):
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    client.close(timeout=10)
+            if lc is not None:
+                with contextlib.suppress(Exception):
+                    lc.close(timeout=10)
         if result.interrupted:
             kill_descendants()
     result.wall_time_s = time.monotonic() - t0
