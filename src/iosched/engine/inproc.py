@@ -65,11 +65,22 @@ from pathlib import Path
 from iosched.errors import InputError, ProtocolError, one_line
 
 __all__ = ["DirectBatsim", "DirectPeer", "LAYERS", "Peer", "PybatsimPeer", "SchedulerError",
+           "check_layer",
            "Watchdog", "load_peer", "wire_copy"]
 
 #: The values of ``--in-process-layer``: ``auto`` (direct for iosched's own
 #: schedulers, pybatsim for any other file), ``pybatsim``, ``direct``.
 LAYERS = ("auto", "pybatsim", "direct")
+
+
+def check_layer(layer, where: str = "--in-process-layer") -> None:
+    """Check that *layer* is one of :data:`LAYERS`.
+
+    :param where: names the option or argument in the message.
+    :raises InputError: another value (one line).
+    """
+    if layer not in LAYERS:
+        raise InputError(f"{where}: expected one of {', '.join(LAYERS)}, got {layer!r}")
 
 #: pybatsim's launcher log format (``batsim.cmds.launcher.main``)
 _LOG_FORMAT = "[pybatsim - %(asctime)s - %(name)s - %(levelname)s] %(message)s"
@@ -742,8 +753,7 @@ def load_peer(path, options: dict | None = None, layer: str = "auto",
     :raises SchedulerError: the file cannot be loaded (as pybatsim's
         launcher would fail).
     """
-    if layer not in LAYERS:
-        raise InputError(f"--in-process-layer: expected one of {', '.join(LAYERS)}, got {layer!r}")
+    check_layer(layer)
     configure_logging(verbosity)
     path = Path(path)
     options = dict(options or {})

@@ -99,8 +99,8 @@ def serve(peer: DirectPeer, endpoint: str, timeout_ms: int) -> int:
             n += 1
             try:
                 msg = json.loads(text)
-            except ValueError as e:
-                _fail(f"message {n} from the engine is not JSON: {e}")
+            except (ValueError, RecursionError) as e:  # RecursionError: nesting too deep
+                _fail(f"message {n} from the engine is not JSON: {one_line(e) or 'nesting too deep'}")
             if not (isinstance(msg, dict) and "now" in msg and isinstance(msg.get("events"), list)):
                 _fail(f"message {n} from the engine is not a Batsim message "
                       "(a JSON object with \"now\" and a list \"events\")")
@@ -150,8 +150,8 @@ def main(scheduler, endpoint, timeout_ms, options_json, options_file, verbosity,
                 options = json.load(f)
         else:
             options = json.loads(options_json) if options_json else {}
-    except (OSError, ValueError) as e:
-        _fail(f"{where}: not a JSON object: {one_line(e)}")
+    except (OSError, ValueError, RecursionError) as e:  # RecursionError: nesting too deep
+        _fail(f"{where}: not a JSON object: {one_line(e) or 'nesting too deep'}")
     if not isinstance(options, dict):
         _fail(f"{where}: expected a JSON object such as '{{\"policy\": \"easy\"}}'")
     configure_logging(verbosity)

@@ -36,7 +36,7 @@ import psutil
 
 from iosched.checks import check_finite
 from iosched.engine.export import check_outputs_writable
-from iosched.engine.inproc import LAYERS
+from iosched.engine.inproc import LAYERS, check_layer
 from iosched.errors import InputError, one_line
 from iosched.record import write_record
 from iosched.run.affinity import claim_cpu, parse_cpu
@@ -310,8 +310,7 @@ def run_simulation(platform, workload, scheduler, output_dir, options=None, engi
     success_timeout = check_seconds(success_timeout, "success timeout")
     failure_timeout = check_seconds(failure_timeout, "failure timeout")
     cpu = parse_cpu(cpu)
-    if layer not in RUN_LAYERS:
-        raise InputError(f"layer: expected one of {', '.join(RUN_LAYERS)}, got {layer!r}")
+    check_layer(layer, "layer")
     platform = _input_file(platform, "platform")
     if isinstance(workload, (str, os.PathLike)):
         workloads = [_input_file(workload, "workload")]
@@ -437,8 +436,7 @@ def scheduler_argv(sched_file, endpoint: str, options_json: str, verbosity: str 
         other file.
     :raises InputError: an unknown layer.
     """
-    if layer not in RUN_LAYERS:
-        raise InputError(f"layer: expected one of {', '.join(RUN_LAYERS)}, got {layer!r}")
+    check_layer(layer, "layer")
     direct = layer == "direct" or (layer == "auto" and shipped(sched_file))
     module = "iosched.run.direct_launcher" if direct else "batsim.cmds.launcher"
     argv = [sys.executable, "-m", module, str(sched_file), "-s", endpoint,

@@ -78,15 +78,21 @@ ENGINE_FLAGS: dict[str, tuple[str, ...]] = {
 }
 
 
+def _shipped_path(scheduler_file) -> Path | None:
+    """The resolved path of *scheduler_file* if it is a shipped scheduler
+    file (see :func:`shipped`), else None."""
+    try:
+        path = Path(scheduler_file).resolve()
+    except (OSError, RuntimeError):
+        return None
+    return path if path.parent in (SCHEDULERS_DIR, LAUNCHERS_DIR.resolve()) else None
+
+
 def shipped(scheduler_file) -> bool:
     """Whether *scheduler_file* (a path, any form) is one of iosched's
     shipped scheduler files (:data:`SCHEDULERS_DIR`) or its thin launcher in
     the source tree's ``schedulers/``."""
-    try:
-        path = Path(scheduler_file).resolve()
-    except (OSError, RuntimeError):
-        return False
-    return path.parent in (SCHEDULERS_DIR, LAUNCHERS_DIR.resolve())
+    return _shipped_path(scheduler_file) is not None
 
 
 def required_engine_args(scheduler_file) -> tuple:
@@ -98,9 +104,8 @@ def required_engine_args(scheduler_file) -> tuple:
     :returns: a tuple of flags (empty for other schedulers or without
         requirements).
     """
-    if not shipped(scheduler_file):
-        return ()
-    return ENGINE_FLAGS.get(Path(scheduler_file).resolve().name, ())
+    path = _shipped_path(scheduler_file)
+    return ENGINE_FLAGS.get(path.name, ()) if path is not None else ()
 
 
 def resolve(name_or_path) -> tuple[Path, dict]:
