@@ -46,8 +46,9 @@ let
     src = pkgs.lib.cleanSource ../.;
     nativeBuildInputs = [ python.pkgs.setuptools ];
     propagatedBuildInputs = with python.pkgs; [
-      procset sortedcontainers docopt pyzmq click jsonschema defusedxml psutil
-      pyyaml numpy pandas matplotlib
+      procset sortedcontainers docopt pyzmq orjson click jsonschema defusedxml psutil
+      pyyaml numpy pandas matplotlib scipy tqdm dask distributed
+      numba  # the extra "fast" (iosched.bb.compiled)
     ];
     doCheck = false;
   };

@@ -17,10 +17,13 @@ from pathlib import Path
 
 import pytest
 import zmq
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from protocol_replay import free_port, load_exchanges
 from test_inproc import assert_same_outputs, small  # noqa: F401 - small is a fixture
 
+from iosched.run.direct_launcher import parse_message
 from iosched.run.result import RunError
 from iosched.run.simulation import run_simulation, scheduler_argv
 from iosched.schedulers.registry import resolve
@@ -188,3 +191,39 @@ def test_same_outputs_and_counts_as_pybatsims_launcher(small, tmp_path):
                        if ln.startswith(("Scheduler:", "Job submitted:"))]
     assert_same_outputs(tmp_path / "direct", tmp_path / "pybatsim")
     assert logs["direct"] == logs["pybatsim"] and len(logs["direct"]) == 2
+
+
+# --------------------------------------------------------------------------
+# parsing: orjson where it gives json's objects, json.loads for the rest
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=20)
+_NUMBERS = st.from_regex(r"-?(0|[1-9][0-9]{0,24})(\.[0-9]{1,24})?([eE][+-]?[0-9]{1,3})?", fullmatch=True)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_JSON_VALUES)
+def test_parse_message_gives_what_json_loads_gives(value):
+    """Any value json.dumps writes (ints of any size, NaN and infinities,
+    lone surrogates, nesting) reads back as json.loads reads it: same types,
+    same floats to the bit (repr tells -0.0, nan and int from float)."""
+    data = json.dumps(value).encode()
+    assert repr(parse_message(data)) == repr(json.loads(data))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_NUMBERS)
+def test_parse_message_numbers_as_json(text):
+    """Number literals with up to 25 digits on either side of the point and
+    any exponent: the same int or correctly rounded float as json.loads."""
+    data = ('{"now": ' + text + ', "events": [' + text + ']}').encode()
+    assert repr(parse_message(data)) == repr(json.loads(data))
+
+
+def test_parse_message_refuses_what_json_refuses():
+    for bad in (b"", b"{", b"[1,]", b"{'a': 1}", b"\xff\xfe"):
+        with pytest.raises(ValueError):
+            parse_message(bad)
+    assert parse_message(b"18446744073709551616") == 2 ** 64   # an int, not orjson's float

@@ -587,8 +587,8 @@ def test_register_job_may_name_itself_fully(tmp_path):
 # ============================================================ end to end
 def run_with(tmp_path, wl, decide, args=()):
     """Run the engine against a scheduler faked here: ``decide(message)``
-    returns the events of each reply. Returns (exit code, stderr, the
-    messages received)."""
+    returns the events of each reply (or the reply's whole text, a str).
+    Returns (exit code, stderr, the messages received)."""
     import zmq
 
     port = free_port()
@@ -610,7 +610,8 @@ def run_with(tmp_path, wl, decide, args=()):
                 msg = json.loads(sock.recv_string())
                 msgs.append(msg)
                 ends = any(e["type"] == "SIMULATION_ENDS" for e in msg["events"])
-                sock.send_string(json.dumps({"now": msg["now"], "events": [] if ends else decide(msg)}))
+                out = [] if ends else decide(msg)
+                sock.send_string(out if isinstance(out, str) else json.dumps({"now": msg["now"], "events": out}))
                 if ends:
                     break
             elif proc.poll() is not None:
@@ -656,3 +657,17 @@ def test_end_to_end_call_me_later_now_is_refused_unless_extensions(tmp_path):
     code, err, msgs = run_with(tmp_path, _one_delay_job(), decide, ["--embedded-extensions"])
     assert code == 0, err
     assert any(e["type"] == "REQUESTED_CALL" for m in msgs for e in m["events"])
+
+
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity"])
+def test_end_to_end_nan_and_infinity_are_not_json(tmp_path, token):
+    """Batsim 4.2.1 parses a reply with rapidjson's default flags: NaN and
+    the infinities are a parse error ("Invalid JSON message: could not be
+    parsed", checked on the real Batsim), even in a member it never reads;
+    Python's json reads them."""
+    def decide(msg):
+        return '{"now": %s, "events": [], "unread": %s}' % (json.dumps(msg["now"]), token)
+
+    code, err, _ = run_with(tmp_path, _one_delay_job(), decide)
+    assert code == 3 and f"is not valid JSON: {token} is not JSON" in err, err
+    assert len(err.strip().splitlines()) == 1, err

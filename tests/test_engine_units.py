@@ -5,6 +5,8 @@ import json
 import pytest
 from hypothesis import given, strategies as st
 
+from iosched.engine import export
+from iosched.engine.export import ExportMixin
 from iosched.engine.platform import build_resources, parse_role_maps, read_hosts
 from iosched.engine.tasks import Delay, PTask, build_steps, merge_ptasks, total_delay
 from iosched.engine.workload import load_workload
@@ -241,3 +243,48 @@ def test_allocation_intervals_and_masks():
     assert intervals_of("0-3 7 9-10") == ((0, 3), (7, 7), (9, 10))
     assert mask_of(intervals_of("0-3 7 9-10")) == sum(1 << i for i in (0, 1, 2, 3, 7, 9, 10))
     assert mask_of(()) == 0
+
+
+# ------------------------------------------------ per-machine totals (export)
+class _Ended:
+    """What ExportMixin._row reads of a job that ran."""
+
+    def __init__(self, start, finish, itv):
+        self.start, self.finish, self.alloc_itv = start, finish, itv
+        self.walltime, self.subtime, self.res, self.state = -1, 0.0, 1, "COMPLETED_SUCCESSFULLY"
+        self.local_id, self.workload, self.profile, self.alloc_str, self.metadata = "1", "w0", "p", "0", ""
+
+
+_itvs = st.lists(st.tuples(st.integers(0, 40), st.integers(0, 5)), min_size=1, max_size=4).map(
+    lambda xs: tuple(sorted({(lo, min(lo + w, 47)) for lo, w in xs})))
+_jobs = st.lists(st.tuples(st.floats(0, 1e6), st.floats(1e-3, 1e5), _itvs), min_size=1, max_size=40)
+
+
+@given(_jobs, st.integers(1, 64))
+def test_machine_totals_in_batches_as_one_interval_at_a_time(jobs, batch):
+    """Per machine: the end of its last job, its summed run times (the same
+    float additions in the same order) and the rank of its first job, as
+    the interval-by-interval rule gives them, whatever the batch size."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(export, "_MACHINE_BATCH", batch)
+        _check_machine_totals(jobs)
+
+
+def _check_machine_totals(jobs):
+    m = ExportMixin()
+    m.nb_res = 48
+    m._init_export()
+    last, comp, first = [-1.0] * 48, [0.0] * 48, [-1] * 48
+    for rank, (start, ran, itv) in enumerate(jobs):
+        j = _Ended(start, start + ran, itv)
+        m._row(j)
+        ex = j.finish - j.start
+        for lo, hi in itv:
+            for r in range(lo, hi + 1):
+                last[r] = max(last[r], j.finish)
+                comp[r] += ex
+                if first[r] < 0:
+                    first[r] = rank
+    got_last, got_comp, got_first = m._machine_totals()
+    assert got_last.tolist() == last and got_first.tolist() == first
+    assert got_comp.tolist() == comp    # bit for bit

@@ -46,7 +46,7 @@ from test_golden_families import case as golden_case
 from test_real_batsim import family_inputs, small_workload
 from processes import RECORD as PROCESS_RECORD
 
-from iosched.batsim.wire import batsim_numbers
+from iosched.batsim.wire import batsim_numbers, parse_reply
 from iosched.engine.inproc import wire_copy
 from iosched.errors import InputError
 from iosched.run.result import RunError
@@ -307,7 +307,16 @@ def _same(a, b):
 
 @given(_json)
 def test_wire_copy_is_json_round_trip(obj):
-    assert _same(wire_copy(obj), json.loads(json.dumps(obj)))
+    """The reply as the engine parses its text (parse_reply): the same
+    values, or the same refusal of NaN and the infinities."""
+    try:
+        expect = parse_reply(json.dumps(obj))
+    except ValueError as exc:
+        assert "is not JSON" in str(exc)
+        with pytest.raises(ValueError, match="is not JSON"):
+            wire_copy(obj)
+        return
+    assert _same(wire_copy(obj), expect)
 
 
 @given(_json)
@@ -322,10 +331,13 @@ def test_wire_copy_falls_back_to_json_text():
     class Str(str):
         pass
 
-    src = {"a": (1, 2.5), "b": {3: "x"}, "c": [Str("s"), True], "d": float("nan")}
+    src = {"a": (1, 2.5), "b": {3: "x"}, "c": [Str("s"), True]}
     out = wire_copy(src)
     assert out["a"] == [1, 2.5] and out["b"] == {"3": "x"} and type(out["c"][0]) is str
-    assert out["d"] != out["d"]
+    for bad, name in ((float("nan"), "NaN"), (float("inf"), "Infinity"), (-float("inf"), "-Infinity")):
+        for obj in ({"d": bad}, {"d": [bad]}, {"d": (bad,)}, [bad], bad):   # plain, and through the text
+            with pytest.raises(ValueError, match=f"^{name} is not JSON"):
+                wire_copy(obj)
     shared_list = [1]
     out = wire_copy({"x": shared_list, "y": shared_list})
     assert out["x"] is not out["y"] and out["x"] is not shared_list

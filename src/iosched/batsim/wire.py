@@ -19,11 +19,44 @@ rendering (what ``float("%.6f" % x)`` is, and what the scheduler's JSON
 parser gets from Batsim's bytes); ints, strings, booleans and None
 unchanged. The text differs from Batsim's (``0.3`` for ``0.300000``), the
 numbers the scheduler reads do not.
+
+:func:`parse_reply` reads a scheduler's reply text as Batsim does: with
+rapidjson's default flags (``Document::Parse`` in
+``JsonProtocolReader::parse_and_apply_message``, ``src/protocol.cpp``),
+which refuse ``NaN``, ``Infinity`` and ``-Infinity`` ("Invalid JSON
+message: could not be parsed") where Python's ``json`` reads them;
+:func:`not_json` is the error both the text and the in-process path raise.
 """
 
 from __future__ import annotations
 
-__all__ = ["batsim_float", "batsim_numbers"]
+import json
+
+__all__ = ["batsim_float", "batsim_numbers", "parse_reply", "not_json"]
+
+
+def not_json(x: float) -> ValueError:
+    """The error for a non-finite number in a reply: what ``json.dumps``
+    writes for it (``NaN``, ``Infinity``, ``-Infinity``) is not JSON, and
+    Batsim 4.2.1 refuses the message."""
+    name = x if isinstance(x, str) else json.dumps(x)
+    return ValueError(f"{name} is not JSON (Batsim 4.2.1 refuses the message: could not be parsed)")
+
+
+def _refuse_constant(name: str):
+    raise not_json(name)
+
+
+def parse_reply(text):
+    """A scheduler's reply (str or UTF-8 bytes) parsed as Batsim 4.2.1
+    parses it: ``json.loads``, but ``NaN``, ``Infinity`` and ``-Infinity``
+    are refused (:func:`not_json`).
+
+    :raises ValueError: the text is not JSON (``json.JSONDecodeError``,
+        ``UnicodeDecodeError``) or holds one of those three.
+    :raises RecursionError: nesting too deep for ``json.loads``.
+    """
+    return json.loads(text, parse_constant=_refuse_constant)
 
 
 def batsim_float(x: float) -> float:

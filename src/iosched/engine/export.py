@@ -44,6 +44,11 @@ from iosched.errors import InputError
 
 __all__ = ["ExportMixin", "check_outputs_writable", "prepare_prefix", "write_jobs", "write_schedule", "write_machine_states"]
 
+#: Machine entries (sum of the pending intervals' widths) applied at once to
+#: the per-machine arrays (:meth:`ExportMixin._machine_totals`): numpy calls
+#: per batch, not per job, in bounded memory.
+_MACHINE_BATCH = 1 << 16
+
 
 def prepare_prefix(prefix: str) -> None:
     """Create the directory part of an output prefix if it does not exist, and
@@ -160,12 +165,16 @@ class ExportMixin:
         self.rows: list[dict] = []
         self.ms_rows: list[tuple] = []
         # per machine (numpy arrays indexed by resource id, made at the first
-        # job's end, updated one allocation interval at a time): end of its
-        # last job (-1: none), time spent computing (for time_idle), and the
-        # rank of the first job that ended on it (-1: none), which gives the
-        # order in which the per-machine idle times are summed
+        # flush): end of its last job (-1: none), time spent computing (for
+        # time_idle), and the rank of the first job that ended on it (-1:
+        # none), which gives the order in which the per-machine idle times
+        # are summed; each ended job's allocation intervals wait in
+        # m_pending (lo, hi, finish, runtime, rank) and are applied in
+        # batches (_machine_totals), in the order the jobs ended
         self.m_last = self.m_comp = self.m_first = None
         self.m_rank = 0
+        self.m_pending: list[tuple] = []
+        self.m_pending_width = 0
 
     def _machine_state(self, t):
         if not self.cfg.machine_state_tracing:
@@ -181,21 +190,14 @@ class ExportMixin:
             wait = waiting_time(j.subtime, j.start)
             tat = turnaround(j.subtime, j.finish)
             stretch = slowdown(tat, ex, undefined=0.0)
-            if self.m_last is None:
-                self.m_last = np.full(self.nb_res, -1.0)
-                self.m_comp = np.zeros(self.nb_res)
-                self.m_first = np.full(self.nb_res, -1, dtype=np.int64)
-            last, comp, first = self.m_last, self.m_comp, self.m_first
             rank = self.m_rank
             self.m_rank += 1
+            pending, finish = self.m_pending, j.finish
             for lo, hi in j.alloc_itv:
-                hi += 1
-                seg = last[lo:hi]
-                np.maximum(seg, j.finish, out=seg)
-                comp[lo:hi] += ex  # the same float additions, in the same order, as one by one
-                seg = first[lo:hi]
-                if seg.min() < 0:
-                    seg[seg < 0] = rank
+                pending.append((lo, hi, finish, ex, rank))
+                self.m_pending_width += hi - lo + 1
+            if self.m_pending_width >= _MACHINE_BATCH:
+                self._machine_totals()
         self.rows.append({
             "job_id": j.local_id,
             "workload_name": j.workload,
@@ -221,6 +223,38 @@ class ExportMixin:
             "_state": j.state,
             "_t": t if t is not None else j.finish,
         })
+
+    def _machine_totals(self):
+        """Apply the pending allocation intervals to the per-machine arrays
+        and return ``(m_last, m_comp, m_first)`` (None before any job ran).
+
+        Each interval ``[lo, hi]`` of a job of rank ``k`` that ended at
+        ``finish`` after ``runtime`` s: ``m_last[lo..hi] = max(., finish)``,
+        ``m_comp[lo..hi] += runtime``, ``m_first[lo..hi]`` = ``k`` where
+        still -1. ``np.add.at`` adds unbuffered, in the order of its
+        indices, so each machine's sum takes the same float additions in
+        the same order (the jobs' end order) as one interval at a time.
+        """
+        if self.m_pending:
+            if self.m_last is None:
+                self.m_last = np.full(self.nb_res, -1.0)
+                self.m_comp = np.zeros(self.nb_res)
+                self.m_first = np.full(self.nb_res, -1, dtype=np.int64)
+            lo, hi, finish, ran, rank = (np.array(c) for c in zip(*self.m_pending))
+            self.m_pending, self.m_pending_width = [], 0
+            n = hi - lo + 1
+            ends = np.cumsum(n)
+            idx = np.arange(int(ends[-1])) + np.repeat(lo - (ends - n), n)
+            np.maximum.at(self.m_last, idx, np.repeat(finish.astype(float), n))
+            np.add.at(self.m_comp, idx, np.repeat(ran.astype(float), n))
+            first = self.m_first
+            rank = np.repeat(rank, n)
+            unset = first[idx] < 0     # a machine's first rank is its smallest
+            fresh = np.full(self.nb_res, np.iinfo(np.int64).max)
+            np.minimum.at(fresh, idx[unset], rank[unset])
+            take = fresh < np.iinfo(np.int64).max
+            first[take] = fresh[take]
+        return self.m_last, self.m_comp, self.m_first
 
     def _restate_row(self, j, state):
         """Change the recorded final state of a job that already ended
@@ -298,13 +332,14 @@ class ExportMixin:
         comp = 0.0
         for (t, _, c), nxt in zip(rows, rows[1:] + [(end, 0, 0)]):
             comp += c * max(0.0, min(nxt[0], end) - t)
-        if self.m_last is None:
+        m_last, m_comp, m_first = self._machine_totals()
+        if m_last is None:
             return comp, 0
         # machines in the order their first job ended, by id within a job
         # (the order of Batsim's machines does not matter; this one keeps
         # the sum's rounding what iosched always wrote)
-        seen = np.flatnonzero(self.m_first >= 0)
-        order = seen[np.argsort(self.m_first[seen], kind="stable")].tolist()
-        last, mcomp = self.m_last.tolist(), self.m_comp.tolist()
+        seen = np.flatnonzero(m_first >= 0)
+        order = seen[np.argsort(m_first[seen], kind="stable")].tolist()
+        last, mcomp = m_last.tolist(), m_comp.tolist()
         idle = sum(max(0.0, last[r] - mcomp[r]) for r in order)
         return comp, idle

@@ -62,6 +62,7 @@ import traceback
 from datetime import timedelta
 from pathlib import Path
 
+from iosched.batsim.wire import not_json, parse_reply
 from iosched.errors import InputError, ProtocolError, one_line
 
 __all__ = ["DirectBatsim", "DirectPeer", "LAYERS", "Peer", "PybatsimPeer", "SchedulerError",
@@ -133,7 +134,11 @@ def _plain_copy(obj, depth):
             if type(k) is not str:
                 raise _NotPlain
             tv = type(v)
-            if tv is str or tv is float or tv is int or tv is bool or v is None:
+            if tv is float:
+                if v - v != 0.0:    # NaN or an infinity: not JSON
+                    raise not_json(v)
+                out[k] = v
+            elif tv is str or tv is int or tv is bool or v is None:
                 out[k] = v
             else:
                 out[k] = _plain_copy(v, depth + 1)
@@ -144,12 +149,20 @@ def _plain_copy(obj, depth):
         out = []
         for v in obj:
             tv = type(v)
-            if tv is str or tv is float or tv is int or tv is bool or v is None:
+            if tv is float:
+                if v - v != 0.0:
+                    raise not_json(v)
+                out.append(v)
+            elif tv is str or tv is int or tv is bool or v is None:
                 out.append(v)
             else:
                 out.append(_plain_copy(v, depth + 1))
         return out
-    if t is str or t is float or t is int or t is bool or obj is None:
+    if t is float:
+        if obj - obj != 0.0:
+            raise not_json(obj)
+        return obj
+    if t is str or t is int or t is bool or obj is None:
         return obj
     raise _NotPlain
 
@@ -161,17 +174,21 @@ def wire_copy(obj):
     The common case (dicts with string keys, lists, strings, numbers,
     booleans and None of exactly these types) is copied without the JSON
     text: the same values in new containers, which is what the text would
-    give (a float's ``repr`` reads back as the same float, NaN and
-    infinities included). Anything else (a tuple, a numpy number, a
-    subclass, a non-string key, a cycle) goes through the text.
+    give (a float's ``repr`` reads back as the same float). Anything else
+    (a tuple, a numpy number, a subclass, a non-string key, a cycle) goes
+    through the text, read as the engine reads a reply
+    (:func:`iosched.batsim.wire.parse_reply`). NaN and the infinities are
+    refused on both ways, as Batsim 4.2.1 refuses the text ``json.dumps``
+    writes for them.
 
     :raises TypeError: as ``json.dumps`` (a value JSON cannot encode).
-    :raises ValueError: as ``json.dumps`` (a circular reference).
+    :raises ValueError: as ``json.dumps`` (a circular reference), or a NaN
+        or an infinity (:func:`iosched.batsim.wire.not_json`).
     """
     try:
         return _plain_copy(obj, 0)
     except (_NotPlain, RecursionError):
-        return json.loads(json.dumps(obj))
+        return parse_reply(json.dumps(obj))
 
 
 def configure_logging(verbosity: str) -> None:
@@ -432,8 +449,8 @@ class PybatsimPeer(Peer):
             raise SchedulerError(f"scheduler {self.path.name} sent no reply")
         if type(reply) is str:
             try:
-                return json.loads(reply)
-            except ValueError as exc:
+                return parse_reply(reply)
+            except (ValueError, RecursionError) as exc:
                 raise ProtocolError(f"scheduler reply is not valid JSON: {exc}") from None
         return reply
 

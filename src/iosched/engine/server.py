@@ -54,7 +54,7 @@ import time
 
 import zmq
 
-from iosched.batsim.wire import batsim_numbers
+from iosched.batsim.wire import batsim_numbers, parse_reply
 from iosched.engine.execution import ExecutionMixin
 from iosched.engine.export import ExportMixin, prepare_prefix
 from iosched.engine.inproc import SchedulerError
@@ -651,9 +651,10 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
         if self.cfg.progress_file is not None and t0 >= self._progress_next:
             self._write_progress(t0)
         try:
-            reply = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ProtocolError(f"scheduler reply at t={self.now:.6f} is not valid JSON: {exc}") from None
+            reply = parse_reply(raw)
+        except (ValueError, RecursionError) as exc:  # RecursionError: nesting too deep
+            raise ProtocolError(f"scheduler reply at t={self.now:.6f} is not valid JSON: "
+                                f"{exc or 'nesting too deep'}") from None
         if final:
             return
         self._apply_reply(reply)
