@@ -47,8 +47,8 @@ import numpy as np
 
 from iosched.errors import InputError, ProfileError
 
-__all__ = ["Data", "Node", "Cluster", "f32", "transfer_seconds", "load_time", "eviction_time",
-           "score", "CACHE_RULES"]
+__all__ = ["Data", "Node", "Cluster", "LiveArrays", "f32", "transfer_seconds", "load_time",
+           "eviction_time", "score", "CACHE_RULES"]
 
 f32 = np.float32
 
@@ -81,7 +81,8 @@ class Data:
     on the node after the last user ended).
     """
 
-    __slots__ = ("id", "size", "load_end", "end", "users", "iv", "foreign_since", "node", "seq", "base")
+    __slots__ = ("id", "size", "load_end", "end", "users", "iv", "foreign_since", "node", "seq", "base",
+                 "slot")
 
     _count = 0
 
@@ -93,6 +94,7 @@ class Data:
         self.iv: list = []
         self.base = None     # the interval of the running state (reset_intervals), or None
         self.foreign_since = False
+        self.slot = -1       # its slot in the node's row of LiveArrays while live (if kept)
 
 
 class Node:
@@ -178,6 +180,104 @@ def score(eat: int, W: int, load, E: int, evict) -> int:
     return int(f32(base + f32(f32(E) * f32(evict))))
 
 
+class LiveArrays:
+    """The live records of every node (those with planning intervals,
+    :attr:`Node.live`) in arrays, for the compiled node choice
+    (:mod:`iosched.locality.compiled`); kept by :class:`Cluster` once
+    :meth:`Cluster.keep_arrays` is called, updated at each change (a record
+    becoming live or not, an interval added, the intervals reset), never
+    rebuilt.
+
+    Row ``i`` is node ``i`` (``P`` nodes), with ``n[i]`` slots in use
+    (in no particular order; a removed slot takes the last one):
+
+    * ``meta``: int64 ``(P, K, 4)``: file id, the record's ``seq`` (the
+      node's data-list order), number of intervals, end (s) of its last
+      interval;
+    * ``size``: binary32 ``(P, K)``: the file's size (GB);
+    * ``iv``: int64 ``(P, K, J, 3)``: the intervals ``(start, load end,
+      end)`` (s) in :attr:`Data.iv` order;
+    * ``n``: int64 ``(P,)``.
+
+    ``K`` and ``J`` double when a node has more live records or a record
+    more intervals than they hold (the arrays are then replaced: read them
+    from this object at each use).
+    """
+
+    def __init__(self, P: int, K: int = 8, J: int = 8):
+        self.meta = np.zeros((P, K, 4), dtype=np.int64)
+        self.size = np.zeros((P, K), dtype=f32)
+        self.iv = np.zeros((P, K, J, 3), dtype=np.int64)
+        self.n = np.zeros(P, dtype=np.int64)
+        self.recs: list = [[] for _ in range(P)]   # node -> records in slot order
+
+    def add(self, d: Data) -> None:
+        """Record ``d`` (not yet in its node's row) becomes live, with the
+        intervals ``d.iv``."""
+        i = d.node
+        s = int(self.n[i])
+        if s == self.meta.shape[1]:
+            P, K, J = self.iv.shape[:3]
+            meta, size, iv = self.meta, self.size, self.iv
+            self.meta = np.zeros((P, 2 * K, 4), dtype=np.int64)
+            self.size = np.zeros((P, 2 * K), dtype=f32)
+            self.iv = np.zeros((P, 2 * K, J, 3), dtype=np.int64)
+            self.meta[:, :K], self.size[:, :K], self.iv[:, :K] = meta, size, iv
+        self.n[i] = s + 1
+        self.recs[i].append(d)
+        d.slot = s
+        self.meta[i, s, 0] = d.id
+        self.meta[i, s, 1] = d.seq
+        self.size[i, s] = d.size
+        self.set_iv(d)
+
+    def set_iv(self, d: Data) -> None:
+        """Write every interval of live record ``d``."""
+        ivs = d.iv
+        while len(ivs) > self.iv.shape[2]:
+            self._grow_j()
+        i, s = d.node, d.slot
+        row = self.iv[i, s]
+        for q, v in enumerate(ivs):
+            row[q] = v
+        self.meta[i, s, 2] = len(ivs)
+        self.meta[i, s, 3] = ivs[-1][2] if ivs else 0
+
+    def append_iv(self, d: Data) -> None:
+        """Write the last interval of live record ``d`` (just appended)."""
+        i, s = d.node, d.slot
+        q = len(d.iv) - 1
+        if q == self.iv.shape[2]:
+            self._grow_j()
+        v = d.iv[q]
+        self.iv[i, s, q] = v
+        meta = self.meta[i, s]
+        meta[2] = q + 1
+        meta[3] = v[2]
+
+    def remove(self, d: Data) -> None:
+        """Record ``d`` is no longer live (the last slot of its row takes its slot)."""
+        i, s = d.node, d.slot
+        last = int(self.n[i]) - 1
+        recs = self.recs[i]
+        if s != last:
+            o = recs[last]
+            self.meta[i, s] = self.meta[i, last]
+            self.size[i, s] = self.size[i, last]
+            self.iv[i, s] = self.iv[i, last]
+            recs[s] = o
+            o.slot = s
+        recs.pop()
+        self.n[i] = last
+        d.slot = -1
+
+    def _grow_j(self) -> None:
+        P, K, J = self.iv.shape[:3]
+        iv = self.iv
+        self.iv = np.zeros((P, K, 2 * J, 3), dtype=np.int64)
+        self.iv[:, :, :J] = iv
+
+
 class Cluster:
     """Nodes, running-node count and the data rules of the locality model.
 
@@ -215,6 +315,18 @@ class Cluster:
         self._based: set = set()    # records with a running-state interval (Data.base)
         self._touched: set = set()  # records given planned intervals since the last reset
         self._changed: set = set()  # records started or ended since the last reset
+        self.arrays = None          # LiveArrays, once keep_arrays is called
+
+    def keep_arrays(self) -> LiveArrays:
+        """Keep the live records in a :class:`LiveArrays` (:attr:`arrays`)
+        from now on, for :mod:`iosched.locality.compiled`; returns it.
+        Built once from the current state, then updated incrementally."""
+        if self.arrays is None:
+            self.arrays = LiveArrays(len(self.nodes))
+            for n in self.nodes:
+                for d in n.live.values():
+                    self.arrays.add(d)
+        return self.arrays
 
     # ------------------------------------------------------------- planning
     def holders(self, file_id: int):
@@ -226,15 +338,24 @@ class Cluster:
         d = node.data[file_id] = Data(file_id, size, node.index)
         return d
 
-    def _live(self, d: Data, node_index: int) -> None:
+    def _live(self, d: Data, node_index: int) -> bool:
+        """``d`` has planning intervals (``d.iv``); returns whether it was
+        not live before (then its intervals are in :attr:`arrays`)."""
         self.live.add(d)
         self.by_file.setdefault(d.id, {})[node_index] = d
-        self.nodes[node_index].live[d.id] = d
+        live = self.nodes[node_index].live
+        if d.id in live:
+            return False
+        live[d.id] = d
+        if self.arrays is not None:
+            self.arrays.add(d)
+        return True
 
     def _unlive(self, d: Data) -> None:
         self.live.discard(d)
         self.by_file[d.id].pop(d.node, None)
-        self.nodes[d.node].live.pop(d.id, None)
+        if self.nodes[d.node].live.pop(d.id, None) is not None and self.arrays is not None:
+            self.arrays.remove(d)
 
     def non_available(self, t: int) -> int:
         """Cores whose available time is after ``t`` (``get_nb_non_available_cores``)."""
@@ -293,6 +414,8 @@ class Cluster:
                 self._unlive(d)
             else:
                 d.iv = [d.base]
+                if self.arrays is not None:
+                    self.arrays.set_iv(d)
         self._touched = set()
         for d in self._based - now:
             d.base = None
@@ -304,7 +427,8 @@ class Cluster:
             else:
                 d.base = (t, t, t if self.cache_rule == "artifact" else FOREVER)
             d.iv = [d.base]
-            self._live(d, d.node)
+            if not self._live(d, d.node) and self.arrays is not None:
+                self.arrays.set_iv(d)
         self._based = now
         self._changed = set()
 
@@ -350,7 +474,8 @@ class Cluster:
             d = self._record(node, file_id, size)
         d.iv.append((start, start + load, end))
         self._touched.add(d)
-        self._live(d, node.index)
+        if not self._live(d, node.index) and self.arrays is not None:
+            self.arrays.append_iv(d)
 
     # -------------------------------------------------------------- running
     def start(self, node: Node, cores: list, file_id: int, size, t: int, planned_end: int) -> tuple:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from iosched.errors import InputError
+from iosched.locality import compiled
 from iosched.locality.cluster import Cluster, eviction_time, f32, load_time
 
 __all__ = ["POLICIES", "Planner", "LJob"]
@@ -93,13 +94,24 @@ class Planner:
     :param E: eviction weight (paper: 1).
     :param threshold: LEM's busy threshold, percent of nodes (paper: 80).
     :param leo_rule: ``"artifact"`` (default) or ``"paper"`` (module doc).
-    :raises InputError: unknown policy or rule, negative weights.
+    :param evaluator: the node choice's path,
+        :data:`~iosched.locality.compiled.EVALUATORS`: ``"compiled"``
+        (default: :func:`iosched.locality.compiled.best`, numba machine code,
+        for the policies that score files; without numba the Python path)
+        or ``"python"`` (:meth:`_best`, the reference); both make the same
+        decisions.
+    :raises InputError: unknown policy, rule or evaluator, negative weights.
+
+    ``compiled`` (bool): whether the compiled node choice is used.
     """
 
     def __init__(self, cluster: Cluster, policy: str, W: float = 500, E: float = 1,
-                 threshold: float = 80, leo_rule: str = "artifact"):
+                 threshold: float = 80, leo_rule: str = "artifact", evaluator: str = "compiled"):
         if policy not in POLICIES:
             raise InputError(f"policy={policy!r} is unknown; expected one of {', '.join(POLICIES)}")
+        if evaluator not in compiled.EVALUATORS:
+            raise InputError(f"evaluator={evaluator!r} is unknown; expected one of "
+                             f"{', '.join(compiled.EVALUATORS)}")
         if leo_rule not in ("artifact", "paper"):
             raise InputError(f"leo_rule={leo_rule!r} is unknown; expected artifact or paper")
         if not (W >= 0 and E >= 0 and 0 <= threshold <= 100):
@@ -120,6 +132,12 @@ class Planner:
         self._cache: dict = {}                 # (file, size, cores, W) -> see _base
         self._log: list = []                   # nodes changed by the decisions of this pass
         self._evc: dict = {}                   # node -> {(file, t_k, cores): eviction penalty}, see _best
+        self.evaluator = evaluator
+        self.compiled = evaluator == "compiled" and compiled.AVAILABLE and self.base != "fcfs"
+        if self.compiled:
+            cluster.keep_arrays()
+        self._leo = (compiled.LEO_NONE if self.base != "leo" else
+                     compiled.LEO_ARTIFACT if leo_rule == "artifact" else compiled.LEO_PAPER)
 
     # ------------------------------------------------------------ public
     def reset(self, t: int) -> None:
@@ -277,6 +295,14 @@ class Planner:
                 return k, t, 0, True
             i = int(eat.argmin())
             return i, int(eat[i]), 0, False
+        if self.compiled:
+            arr = c.arrays
+            k, pt, sc, ld = compiled.best(c.A, j.cores, t, j.file, float(j.size), float(nodes[0].bandwidth),
+                                          float(W), float(E), self._leo, arr.meta, arr.size, arr.iv, arr.n,
+                                          c.m)
+            if not extra:
+                return k, pt, int(ld), False
+            return self._best_extra(j, t, W, E, extra, (sc, k, 0, pt, ld), P)
         base, loads = self._base(j, t, W)
         cut = P                     # LEO (artifact rule): EFT weights from node `cut` on
         now = None                  # LEO (paper rule): mask of the nodes with EFT weights
@@ -292,14 +318,8 @@ class Planner:
                     now = free
                     base = np.where(free, base1, base)
                 # (the loads do not depend on W: loads1 == loads)
-        Wf, Ef = f32(W), f32(E)
-        one, zero = f32(1), f32(0)
-
-        def weights(k):
-            if k >= cut or (now is not None and now[k]):
-                return one, zero
-            return Wf, Ef
-
+        Ef = f32(E)
+        zero = f32(0)
         L = f32(j.size) / nodes[0].bandwidth
         m0 = int(base[base.argmin()])
         best = None   # (score, node index, in hole, start, load)
@@ -346,6 +366,32 @@ class Planner:
             # nodes whose base score is above m0 but not above the best score
             first = False
             lim = best[0] + 1
+        return self._best_extra(j, t, W, E, extra, best, cut, now)
+
+    def _best_extra(self, j, t, W, E, extra, best, cut, now=None):
+        """:meth:`_best`'s backfills in holes at ``t`` (``extra``, may be
+        empty) against ``best`` = ``(score, index, 0, start, load)`` of the
+        nodes' own placements; ``cut``/``now``: LEO's nodes with EFT's
+        weights (:meth:`_best`; ``now`` None: from ``cut`` on)."""
+        nodes = self.c.nodes
+        m = self.c.m
+        Wf, Ef = f32(W), f32(E)
+        one, zero = f32(1), f32(0)
+        if self.base == "leo" and self.compiled:
+            col = self.c.A[:, j.cores - 1]
+            free = col <= t
+            first = int(free.argmax())
+            if free[first]:
+                if self.leo_rule == "artifact":
+                    cut = first
+                else:
+                    now = free
+
+        def weights(k):
+            if k >= cut or (now is not None and now[k]):
+                return one, zero
+            return Wf, Ef
+
         for k in sorted(extra or ()):
             ld = load_time(nodes[k], j.file, j.size, t, t) if j.file else f32(0.0)
             Wk, Ek = weights(k)

@@ -1,0 +1,191 @@
+"""The locality planner's node choice, compiled (numba).
+
+Gonthier et al. (Inria RR-9497, 2023), Algorithms 2-5, with the semantics
+of their artifact (``src/scheduler.c``): a job goes on the node of smallest
+score ``(int)(t_k + W*load + E*evict)`` in C float (binary32), the first in
+node order on ties. On the Uppmax day the scoring policies (eft, lea, leo,
+lem and their -bf variants) make 3.7-4.9 million such choices, each over
+450 nodes; in Python (:meth:`iosched.locality.planner.Planner._best` with
+:meth:`~iosched.locality.planner.Planner._base` and
+:func:`~iosched.locality.cluster.eviction_time`) that is most of a run's
+time. :func:`best` makes the same choice in machine code, from arrays the
+:class:`~iosched.locality.cluster.Cluster` keeps up to date (its matrix
+``A`` of sorted core available times, and its
+:class:`~iosched.locality.cluster.LiveArrays` of the files with planning
+intervals):
+
+* per node ``k``: ``t_k = max(t, A[k, cores - 1])``; the load is that of
+  :func:`~iosched.locality.cluster.load_time` (0 or ``le - t`` if a
+  planning interval ``(s, le, e)`` of the job's file on ``k`` has ``s <=
+  t_k <= e``, the first such interval; else ``size / bandwidth``); the base
+  score ``f32(f32(t_k) + f32(W*load))``;
+* the eviction term is computed only for nodes whose base score can still
+  win (it is >= 0), as :func:`~iosched.locality.cluster.eviction_time`:
+  the sizes of the node's other live files whose last interval ends at or
+  before ``t_k``, summed in binary32 in the node's data-list order
+  (``Data.seq``), times ``cores / m``, over the bandwidth;
+* LEO's switch to EFT's weights (``W = 1, E = 0``): from the first node
+  with ``t_k == t`` on (artifact rule) or on exactly those nodes (paper
+  rule).
+
+Every binary32 operation is the Python path's, in the same order, so the
+choices are the same (checked in ``tests/test_locality_compiled.py`` against
+the Python path, and on the whole Uppmax day: every policy's
+``jobs_<policy>.csv`` is byte-identical). The Python path remains the
+reference and the fallback: the planner's option ``evaluator``
+(:data:`EVALUATORS`; default ``"compiled"``, which uses the Python path
+when numba is missing). The backfilling candidates in holes, FCFS's choice
+(one argmin) and the placement stay in Python.
+
+numba compiles the kernel at its first use in a process (a few seconds)
+and caches it next to this file (``__pycache__``) when it can write there.
+numba is an optional extra (``pip install 'iosched[fast]'``): without it
+this module still imports and :data:`AVAILABLE` is False.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:
+    from numba import njit
+    #: Whether numba is installed (the optional extra ``fast``); without it
+    #: the planner uses the Python path.
+    AVAILABLE = True
+except ImportError:
+    AVAILABLE = False
+
+    def njit(*args, **kwargs):
+        """Stand-in for ``numba.njit`` when numba is missing: leaves the
+        kernel a Python function (the planner does not call it)."""
+        return lambda f: f
+
+__all__ = ["best", "AVAILABLE", "EVALUATORS", "LEO_NONE", "LEO_ARTIFACT", "LEO_PAPER"]
+
+#: The planner's node-choice paths (option ``evaluator``): the first is the
+#: default; both make the same decisions.
+EVALUATORS = ("compiled", "python")
+
+#: ``leo`` argument of :func:`best`: no switch, the artifact's LEO rule, the paper's.
+LEO_NONE, LEO_ARTIFACT, LEO_PAPER = 0, 1, 2
+
+
+@njit(cache=True)
+def _eviction(meta, size, n, k, fid, pt, pct, bw):
+    """:func:`iosched.locality.cluster.eviction_time` of node ``k`` at
+    ``pt`` (binary32 s; ``pct = f32(cores) / f32(m)``)."""
+    cnt = n[k]
+    if cnt == 0:
+        return np.float32(0.0)
+    # the slots counted, in data-list order (insertion sort on seq: a few slots)
+    sel = np.empty(cnt, dtype=np.int64)
+    q = 0
+    for s in range(cnt):
+        if meta[k, s, 3] <= pt and meta[k, s, 0] != fid:
+            sq = meta[k, s, 1]
+            r = q
+            while r > 0 and meta[k, sel[r - 1], 1] > sq:
+                sel[r] = sel[r - 1]
+                r -= 1
+            sel[r] = s
+            q += 1
+    if q == 0:
+        return np.float32(0.0)
+    total = np.float32(0.0)
+    for r in range(q):
+        total = np.float32(total + size[k, sel[r]])
+    return np.float32(np.float32(total * pct) / bw)
+
+
+@njit(cache=True)
+def best(A, cores, t, fid, size, bw, W, E, leo, meta, sizes, iv, n, m):
+    """The first node of smallest score for a job (module doc).
+
+    :param A: int64 ``(P, m)``: per node its cores' available times, sorted (s).
+    :param cores: the job's cores (1..m); :param t: now (s, int).
+    :param fid: the job's file (0: none); :param size: its size (GB, a
+        binary32 value); :param bw: the nodes' bandwidth (GB/s, binary32).
+    :param W: the load weight; :param E: the eviction weight (binary32 values).
+    :param leo: :data:`LEO_NONE`, :data:`LEO_ARTIFACT` or :data:`LEO_PAPER`.
+    :param meta: :param sizes: :param iv: :param n: the arrays of a
+        :class:`~iosched.locality.cluster.LiveArrays`; :param m: cores per node.
+    :returns: ``(node index, t_k (s), score, load (binary32 s))``.
+    """
+    P = A.shape[0]
+    c1 = cores - 1
+    Wf = np.float32(W)
+    Ef = np.float32(E)
+    one = np.float32(1.0)
+    zero = np.float32(0.0)
+    L = np.float32(np.float32(size) / np.float32(bw))
+    WL = np.float32(Wf * L)
+    cut = P
+    if leo == 1:
+        for k in range(P):
+            if A[k, c1] <= t:
+                cut = k
+                break
+    base = np.empty(P, dtype=np.float32)
+    loads = np.empty(P, dtype=np.float32)
+    ib = np.empty(P, dtype=np.int64)
+    m0 = -1
+    for k in range(P):
+        pt = A[k, c1]
+        if pt < t:
+            pt = t
+        eft = k >= cut or (leo == 2 and A[k, c1] <= t)
+        Wk = one if eft else Wf
+        ld = L
+        held = False
+        if fid != 0:
+            for s in range(n[k]):
+                if meta[k, s, 0] == fid:
+                    for q in range(meta[k, s, 2]):
+                        if iv[k, s, q, 0] <= pt and pt <= iv[k, s, q, 2]:
+                            le = iv[k, s, q, 1]
+                            ld = zero if le <= pt else np.float32(le - t)
+                            held = True
+                            break
+                    break
+        loads[k] = ld
+        if held:
+            b = np.float32(np.float32(pt) + np.float32(Wk * ld))
+        else:
+            b = np.float32(np.float32(pt) + (L if eft else WL))
+        base[k] = b
+        bi = np.int64(b)
+        ib[k] = bi
+        if m0 < 0 or bi < m0:
+            m0 = bi
+    pct = np.float32(np.float32(cores) / np.float32(m))
+    bwf = np.float32(bw)
+    best_k = -1
+    best_sc = 0
+    # nodes of base score m0 first, in node order: the first of score m0 wins
+    for phase in range(2):
+        for k in range(P):
+            bi = ib[k]
+            if phase == 0:
+                if bi != m0:
+                    continue
+            elif bi <= m0 or bi > best_sc:
+                continue
+            sc = bi
+            eft = k >= cut or (leo == 2 and A[k, c1] <= t)
+            if not eft and Ef > zero:
+                pt = A[k, c1]
+                if pt < t:
+                    pt = t
+                ev = _eviction(meta, sizes, n, k, fid, pt, pct, bwf)
+                if ev != zero:
+                    sc = np.int64(np.float32(base[k] + np.float32(Ef * ev)))
+            if best_k < 0 or sc < best_sc or (sc == best_sc and k < best_k):
+                best_k, best_sc = k, sc
+                if phase == 0 and sc == m0:
+                    break
+        if best_sc == m0:
+            break
+    pt = A[best_k, c1]
+    if pt < t:
+        pt = t
+    return best_k, pt, best_sc, loads[best_k]
