@@ -197,19 +197,34 @@ class LiveArrays:
     * ``size``: binary32 ``(P, K)``: the file's size (GB);
     * ``iv``: int64 ``(P, K, J, 3)``: the intervals ``(start, load end,
       end)`` (s) in :attr:`Data.iv` order;
-    * ``n``: int64 ``(P,)``.
+    * ``n``: int64 ``(P,)``;
+    * ``fs``: int64 ``(F, P)``: ``fs[frow[f], i]`` is 1 + the slot of file
+      ``f`` on node ``i``, 0 where it is not live (``frow``: file id -> row,
+      given at the file's first live record).
 
-    ``K`` and ``J`` double when a node has more live records or a record
-    more intervals than they hold (the arrays are then replaced: read them
-    from this object at each use).
+    ``K``, ``J`` and ``F`` double when a node has more live records, a
+    record more intervals or the rows more files than they hold (the arrays
+    are then replaced: read them from this object at each use).
     """
 
-    def __init__(self, P: int, K: int = 8, J: int = 8):
+    def __init__(self, P: int, K: int = 8, J: int = 8, F: int = 64):
         self.meta = np.zeros((P, K, 4), dtype=np.int64)
         self.size = np.zeros((P, K), dtype=f32)
         self.iv = np.zeros((P, K, J, 3), dtype=np.int64)
         self.n = np.zeros(P, dtype=np.int64)
+        self.fs = np.zeros((F, P), dtype=np.int64)
+        self.frow: dict = {}
         self.recs: list = [[] for _ in range(P)]   # node -> records in slot order
+
+    def _row(self, fid: int) -> int:
+        r = self.frow.get(fid)
+        if r is None:
+            r = self.frow[fid] = len(self.frow)
+            if r == self.fs.shape[0]:
+                fs = self.fs
+                self.fs = np.zeros((2 * r, fs.shape[1]), dtype=np.int64)
+                self.fs[:r] = fs
+        return r
 
     def add(self, d: Data) -> None:
         """Record ``d`` (not yet in its node's row) becomes live, with the
@@ -226,6 +241,8 @@ class LiveArrays:
         self.n[i] = s + 1
         self.recs[i].append(d)
         d.slot = s
+        r = self._row(d.id)
+        self.fs[r, i] = s + 1
         self.meta[i, s, 0] = d.id
         self.meta[i, s, 1] = d.seq
         self.size[i, s] = d.size
@@ -267,6 +284,8 @@ class LiveArrays:
             self.iv[i, s] = self.iv[i, last]
             recs[s] = o
             o.slot = s
+            self.fs[self.frow[o.id], i] = s + 1
+        self.fs[self.frow[d.id], i] = 0
         recs.pop()
         self.n[i] = last
         d.slot = -1

@@ -97,17 +97,30 @@ def _eviction(meta, size, n, k, fid, pt, pct, bw):
     return np.float32(np.float32(total * pct) / bw)
 
 
+@njit(cache=True, inline="always")
+def _load(meta, iv, k, s, pt, t):
+    """The load (binary32 s) of slot ``s`` of node ``k`` at ``pt``: 0 or
+    ``le - t`` from its first interval ``(s, le, e)`` containing ``pt``; -1
+    if no interval contains it (:func:`iosched.locality.cluster.load_time`)."""
+    for q in range(meta[k, s, 2]):
+        if iv[k, s, q, 0] <= pt and pt <= iv[k, s, q, 2]:
+            le = iv[k, s, q, 1]
+            return np.float32(0.0) if le <= pt else np.float32(le - t)
+    return np.float32(-1.0)
+
+
 @njit(cache=True)
-def best(A, cores, t, fid, size, bw, W, E, leo, meta, sizes, iv, n, m):
+def best(A, cores, t, fid, frow, size, bw, W, E, leo, meta, sizes, iv, n, fs, m):
     """The first node of smallest score for a job (module doc).
 
     :param A: int64 ``(P, m)``: per node its cores' available times, sorted (s).
     :param cores: the job's cores (1..m); :param t: now (s, int).
-    :param fid: the job's file (0: none); :param size: its size (GB, a
+    :param fid: the job's file (0: none); :param frow: its row in ``fs``
+        (-1: none, or no live record of it); :param size: its size (GB, a
         binary32 value); :param bw: the nodes' bandwidth (GB/s, binary32).
     :param W: the load weight; :param E: the eviction weight (binary32 values).
     :param leo: :data:`LEO_NONE`, :data:`LEO_ARTIFACT` or :data:`LEO_PAPER`.
-    :param meta: :param sizes: :param iv: :param n: the arrays of a
+    :param meta: :param sizes: :param iv: :param n: :param fs: the arrays of a
         :class:`~iosched.locality.cluster.LiveArrays`; :param m: cores per node.
     :returns: ``(node index, t_k (s), score, load (binary32 s))``.
     """
@@ -126,44 +139,42 @@ def best(A, cores, t, fid, size, bw, W, E, leo, meta, sizes, iv, n, m):
                 cut = k
                 break
     base = np.empty(P, dtype=np.float32)
-    loads = np.empty(P, dtype=np.float32)
     ib = np.empty(P, dtype=np.int64)
-    m0 = -1
+    # every node as if it had no interval of the file, then the holders
     for k in range(P):
-        pt = A[k, c1]
-        if pt < t:
-            pt = t
-        eft = k >= cut or (leo == 2 and A[k, c1] <= t)
-        Wk = one if eft else Wf
-        ld = L
-        held = False
-        if fid != 0:
-            for s in range(n[k]):
-                if meta[k, s, 0] == fid:
-                    for q in range(meta[k, s, 2]):
-                        if iv[k, s, q, 0] <= pt and pt <= iv[k, s, q, 2]:
-                            le = iv[k, s, q, 1]
-                            ld = zero if le <= pt else np.float32(le - t)
-                            held = True
-                            break
-                    break
-        loads[k] = ld
-        if held:
-            b = np.float32(np.float32(pt) + np.float32(Wk * ld))
-        else:
-            b = np.float32(np.float32(pt) + (L if eft else WL))
-        base[k] = b
-        bi = np.int64(b)
+        a = A[k, c1]
+        base[k] = np.float32(np.float32(a if a > t else t) + WL)
+    if leo != 0:
+        for k in range(P):
+            a = A[k, c1]
+            if k >= cut or (leo == 2 and a <= t):
+                base[k] = np.float32(np.float32(a if a > t else t) + L)
+    if frow >= 0:
+        for k in range(P):
+            s = fs[frow, k] - 1
+            if s >= 0:
+                a = A[k, c1]
+                pt = a if a > t else t
+                ld = _load(meta, iv, k, s, pt, t)
+                if ld >= zero:
+                    eft = k >= cut or (leo == 2 and a <= t)
+                    base[k] = np.float32(np.float32(pt) + np.float32((one if eft else Wf) * ld))
+    m0 = np.int64(base[0])
+    k0 = 0              # the first node of base score m0
+    for k in range(P):
+        bi = np.int64(base[k])
         ib[k] = bi
-        if m0 < 0 or bi < m0:
+        if bi < m0:
             m0 = bi
+            k0 = k
     pct = np.float32(np.float32(cores) / np.float32(m))
     bwf = np.float32(bw)
     best_k = -1
     best_sc = 0
-    # nodes of base score m0 first, in node order: the first of score m0 wins
+    # nodes of base score m0 first, in node order: the first of score m0 wins;
+    # then the nodes of base score in (m0, best score]
     for phase in range(2):
-        for k in range(P):
+        for k in range(k0 if phase == 0 else 0, P):
             bi = ib[k]
             if phase == 0:
                 if bi != m0:
@@ -171,14 +182,12 @@ def best(A, cores, t, fid, size, bw, W, E, leo, meta, sizes, iv, n, m):
             elif bi <= m0 or bi > best_sc:
                 continue
             sc = bi
-            eft = k >= cut or (leo == 2 and A[k, c1] <= t)
-            if not eft and Ef > zero:
-                pt = A[k, c1]
-                if pt < t:
-                    pt = t
-                ev = _eviction(meta, sizes, n, k, fid, pt, pct, bwf)
-                if ev != zero:
-                    sc = np.int64(np.float32(base[k] + np.float32(Ef * ev)))
+            if Ef > zero and n[k] > 0:
+                a = A[k, c1]
+                if not (k >= cut or (leo == 2 and a <= t)):
+                    ev = _eviction(meta, sizes, n, k, fid, a if a > t else t, pct, bwf)
+                    if ev != zero:
+                        sc = np.int64(np.float32(base[k] + np.float32(Ef * ev)))
             if best_k < 0 or sc < best_sc or (sc == best_sc and k < best_k):
                 best_k, best_sc = k, sc
                 if phase == 0 and sc == m0:
@@ -188,4 +197,11 @@ def best(A, cores, t, fid, size, bw, W, E, leo, meta, sizes, iv, n, m):
     pt = A[best_k, c1]
     if pt < t:
         pt = t
-    return best_k, pt, best_sc, loads[best_k]
+    ld = L
+    if frow >= 0:
+        s = fs[frow, best_k] - 1
+        if s >= 0:
+            h = _load(meta, iv, best_k, s, pt, t)
+            if h >= zero:
+                ld = h
+    return best_k, pt, best_sc, ld

@@ -136,6 +136,7 @@ class Planner:
         self.compiled = evaluator == "compiled" and compiled.AVAILABLE and self.base != "fcfs"
         if self.compiled:
             cluster.keep_arrays()
+        self._bw = float(cluster.nodes[0].bandwidth)
         self._leo = (compiled.LEO_NONE if self.base != "leo" else
                      compiled.LEO_ARTIFACT if leo_rule == "artifact" else compiled.LEO_PAPER)
 
@@ -297,9 +298,10 @@ class Planner:
             return i, int(eat[i]), 0, False
         if self.compiled:
             arr = c.arrays
-            k, pt, sc, ld = compiled.best(c.A, j.cores, t, j.file, float(j.size), float(nodes[0].bandwidth),
-                                          float(W), float(E), self._leo, arr.meta, arr.size, arr.iv, arr.n,
-                                          c.m)
+            fid = j.file
+            k, pt, sc, ld = compiled.best(c.A, j.cores, t, fid, arr.frow.get(fid, -1) if fid else -1,
+                                          float(j.size), self._bw, float(W), float(E), self._leo, arr.meta,
+                                          arr.size, arr.iv, arr.n, arr.fs, c.m)
             if not extra:
                 return k, pt, int(ld), False
             return self._best_extra(j, t, W, E, extra, (sc, k, 0, pt, ld), P)
