@@ -35,6 +35,8 @@ available times, planning intervals) and the jobs (``start``, ``node``,
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from iosched.errors import InputError
@@ -42,6 +44,10 @@ from iosched.locality import compiled
 from iosched.locality.cluster import Cluster, eviction_time, f32, load_time
 
 __all__ = ["POLICIES", "Planner", "LJob"]
+
+logger = logging.getLogger("iosched.locality.planner")
+
+_warned = []   # the missing-numba warning is logged once a process
 
 #: The paper's policy names.
 POLICIES = ("fcfs", "eft", "lea", "leo", "lem", "fcfs-bf", "eft-bf", "lea-bf", "leo-bf", "lem-bf")
@@ -99,7 +105,7 @@ class Planner:
         (default: :func:`iosched.locality.compiled.best`, numba machine code,
         for the policies that score files; without numba the Python path)
         or ``"python"`` (:meth:`_best`, the reference); both make the same
-        decisions.
+        decisions; the fallback without numba is logged once (a warning).
     :raises InputError: unknown policy, rule or evaluator, negative weights.
 
     ``compiled`` (bool): whether the compiled node choice is used.
@@ -134,6 +140,10 @@ class Planner:
         self._evc: dict = {}                   # node -> {(file, t_k, cores): eviction penalty}, see _best
         self.evaluator = evaluator
         self.compiled = evaluator == "compiled" and compiled.AVAILABLE and self.base != "fcfs"
+        if evaluator == "compiled" and not compiled.AVAILABLE and self.base != "fcfs" and not _warned:
+            _warned.append(True)
+            logger.warning("evaluator compiled: numba is not installed (pip install 'iosched[fast]'); "
+                           "the Python node choice is used (same decisions, slower)")
         if self.compiled:
             cluster.keep_arrays()
         self._bw = float(cluster.nodes[0].bandwidth)

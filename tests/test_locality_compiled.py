@@ -1,0 +1,223 @@
+"""The locality planner's compiled node choice (:mod:`iosched.locality.compiled`,
+issue 28) makes the Python path's decisions: the same plans on random
+clusters, queues and passes for every policy (arrays grown from one slot,
+one interval and one file row), the same answer as scoring every node, the
+arrays the Cluster keeps equal to its live records after random changes;
+and the Python path runs without numba."""
+
+import functools
+import importlib
+import logging
+import random
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from iosched.errors import InputError
+from iosched.locality import compiled
+from iosched.locality.cluster import Cluster, LiveArrays, eviction_time, f32, load_time, score
+from iosched.locality.planner import POLICIES, LJob, Planner
+
+from test_locality import _scenario
+
+needs_numba = pytest.mark.skipif(not compiled.AVAILABLE, reason="numba is not installed")
+
+PYTHON = functools.partial(Planner, evaluator="python")
+
+
+def tiny(c, policy, **kw):
+    """A compiled planner whose arrays start with one slot a node, one
+    interval a record and one file row (every growth path runs)."""
+    c.arrays = LiveArrays(len(c.nodes), K=1, J=1, F=1)
+    p = Planner(c, policy, evaluator="compiled", **kw)
+    assert p.compiled == (policy[:4] != "fcfs")
+    return p
+
+
+CASES = [(p, "artifact") for p in POLICIES] + [("leo", "paper"), ("leo-bf", "paper")]
+
+
+@needs_numba
+@pytest.mark.parametrize("policy,leo_rule", CASES)
+def test_compiled_plans_equal_the_python_path(policy, leo_rule):
+    """Three passes (a re-plan, new jobs only, a re-plan after ends) on a
+    random cluster with running jobs, ended files and a queue whose times
+    tie often: the same starts, nodes, cores and planned loads."""
+
+    @settings(max_examples=60, deadline=None, derandomize=True)
+    @given(st.integers(0, 10**6))
+    def check(seed):
+        assert _scenario(seed, policy, tiny, leo_rule) == _scenario(seed, policy, PYTHON, leo_rule)
+
+    check()
+
+
+@needs_numba
+def test_the_comparison_sees_a_wrong_kernel(monkeypatch):
+    """The comparison above can fail: a kernel that ignores the eviction
+    term (E = 0) gives other LEA plans on some of the same scenarios."""
+    real = compiled.best
+
+    def no_eviction(A, cores, t, fid, frow, size, bw, W, E, *rest):
+        return real(A, cores, t, fid, frow, size, bw, W, 0.0, *rest)
+
+    monkeypatch.setattr(compiled, "best", no_eviction)
+    differ = sum(_scenario(seed, "lea", tiny, "artifact") != _scenario(seed, "lea", PYTHON, "artifact")
+                 for seed in range(60))
+    assert differ > 0
+
+
+def _state(seed):
+    """A random cluster (with its arrays kept from the start) after random
+    starts, ends, resets and planned intervals; times from a small set."""
+    rnd = random.Random(seed)
+    P, m = rnd.choice([(3, 2), (5, 4), (7, 4)])
+    c = Cluster(P, m, rnd.choice([0.1, 0.5]), 128, cache_rule=rnd.choice(["artifact", "paper"]))
+    c.arrays = LiveArrays(P, K=1, J=1, F=1)
+    sizes = {f: rnd.choice([1.6, 3.2, 6.4, 12.8]) for f in range(1, 6)}
+    running = []
+    t = 0
+    for step in range(rnd.randint(1, 8)):
+        t += rnd.choice([0, 1, 3, 10])
+        for r in [r for r in running if r[3] <= t]:
+            c.end(r[0], r[1], r[2], t)
+            running.remove(r)
+        for _ in range(rnd.randint(0, 3)):
+            n = c.nodes[rnd.randrange(P)]
+            free = [k for k in range(m) if n.running_end[k] is None]
+            if not free:
+                continue
+            ids = free[: rnd.randint(1, len(free))]
+            f = rnd.randint(0, 5)
+            end = t + rnd.choice([1, 5, 30])
+            for k in ids:
+                n.avail[k] = end
+            n.resort()
+            c.start(n, ids, f, sizes.get(f, 0.0), t, end)
+            running.append((n, ids, f, end))
+        c.reset_cores(t)
+        c.reset_intervals(t)
+        for _ in range(rnd.randint(0, 6)):
+            n = c.nodes[rnd.randrange(P)]
+            s = t + rnd.choice([0, 2, 8])
+            f = rnd.randint(1, 5)
+            c.plan_interval(n, f, sizes[f], s, rnd.choice([0, 4, 16]), s + rnd.choice([3, 9, 40]))
+    return c, t, sizes, rnd
+
+
+def _rows(arr, c):
+    """Per node: the set of (file, seq, size, intervals) the arrays hold,
+    checking the file rows (fs) point at the right slots."""
+    out = []
+    for i in range(len(c.nodes)):
+        got = set()
+        for s in range(int(arr.n[i])):
+            fid, seq, niv, last = (int(x) for x in arr.meta[i, s])
+            ivs = tuple(tuple(int(x) for x in arr.iv[i, s, q]) for q in range(niv))
+            assert last == ivs[-1][2]
+            assert arr.fs[arr.frow[fid], i] == s + 1
+            assert arr.recs[i][s].id == fid and arr.recs[i][s].slot == s
+            got.add((fid, seq, float(arr.size[i, s]), ivs))
+        held = {f for f, r in arr.frow.items() if arr.fs[r, i]}
+        assert held == {g[0] for g in got}
+        out.append(got)
+    return out
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(st.integers(0, 10**6))
+def test_arrays_follow_the_live_records(seed):
+    """After random changes, the arrays kept incrementally (grown from one
+    slot, interval and file row) hold exactly each node's live records and
+    their intervals, as arrays built afresh from the same state."""
+    c, _, _, _ = _state(seed)
+    want = [{(d.id, d.seq, float(d.size), tuple(d.iv)) for d in n.live.values()} for n in c.nodes]
+    assert _rows(c.arrays, c) == want
+    kept = c.arrays
+    c.arrays = None
+    assert _rows(c.keep_arrays(), c) == want
+    c.arrays = kept
+
+
+@needs_numba
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.integers(0, 10**6), st.sampled_from([(500, 1), (1, 0), (3, 2), (1, 1)]),
+       st.sampled_from([compiled.LEO_NONE, compiled.LEO_ARTIFACT, compiled.LEO_PAPER]))
+def test_kernel_equals_scoring_every_node(seed, weights, leo):
+    """:func:`compiled.best` on a random state: the first node of smallest
+    :func:`~iosched.locality.cluster.score` (with ``load_time`` and
+    ``eviction_time``; LEO's EFT weights from the first node with ``t_k ==
+    t`` on, or on exactly those nodes), its ``t_k``, score and load."""
+    c, t, sizes, rnd = _state(seed)
+    W, E = weights
+    arr = c.arrays
+    for _ in range(4):
+        cores = rnd.randint(1, c.m)
+        fid = rnd.randint(0, 5)
+        size = f32(sizes.get(fid, 0.0))
+        pt = [max(n.eat(cores), t) for n in c.nodes]
+        free = [k for k in range(len(c.nodes)) if pt[k] == t]
+        cands = []
+        for k, n in enumerate(c.nodes):
+            eft = (leo == compiled.LEO_ARTIFACT and free and k >= free[0]) or \
+                (leo == compiled.LEO_PAPER and k in free)
+            w, e = (1, 0) if eft else (W, E)
+            ld = load_time(n, fid, size, pt[k], t) if fid else f32(size) / n.bandwidth
+            ev = eviction_time(n, fid, pt[k], cores, c.m)
+            cands.append((score(pt[k], w, ld, e, ev), k, pt[k], ld))
+        want = min(cands, key=lambda x: (x[0], x[1]))
+        got = compiled.best(c.A, cores, t, fid, arr.frow.get(fid, -1) if fid else -1, float(size),
+                            float(c.nodes[0].bandwidth), float(W), float(E), leo, arr.meta, arr.size,
+                            arr.iv, arr.n, arr.fs, c.m)
+        assert (got[2], got[0], got[1], f32(got[3])) == want
+
+
+def _day_plan(policy, evaluator):
+    rnd = random.Random(7)
+    c = Cluster(6, 4, 0.5, 128)
+    p = Planner(c, policy, evaluator=evaluator)
+    jobs = [LJob(str(i), 0, 1, rnd.choice([5, 20, 60]), rnd.randint(1, 4), rnd.randint(0, 3), 3.2)
+            for i in range(30)]
+    p.reset(0)
+    p.plan(jobs, 0)
+    return p, [(j.start, j.node.index if j.node else None, list(j.cores_used), j.planned_load) for j in jobs]
+
+
+def test_python_path_runs_when_compiled_is_off(monkeypatch, caplog):
+    """``evaluator="python"``, and ``"compiled"`` without numba (its import
+    fails: the module still imports, :data:`compiled.AVAILABLE` is False,
+    one warning is logged): the Python node choice runs (no arrays kept,
+    the kernel never called) and plans as the compiled path."""
+    from iosched.locality import planner as planner_mod
+
+    want = {pol: _day_plan(pol, "compiled")[1] for pol in ("lea", "leo-bf", "fcfs")}
+    p, got = _day_plan("lea", "python")
+    assert not p.compiled and p.c.arrays is None and got == want["lea"]
+
+    def boom(*a):
+        raise AssertionError("the kernel ran")
+
+    monkeypatch.setitem(sys.modules, "numba", None)     # import numba fails
+    monkeypatch.setattr(planner_mod, "_warned", [])
+    try:
+        importlib.reload(compiled)
+        assert not compiled.AVAILABLE
+        monkeypatch.setattr(compiled, "best", boom)
+        with caplog.at_level(logging.WARNING, logger="iosched.locality.planner"):
+            for pol in want:
+                p, got = _day_plan(pol, "compiled")
+                assert not p.compiled and p.c.arrays is None
+                assert got == want[pol]
+    finally:
+        monkeypatch.undo()
+        importlib.reload(compiled)
+    assert compiled.AVAILABLE == (importlib.util.find_spec("numba") is not None)
+    warnings = [r for r in caplog.records if r.name == "iosched.locality.planner"]
+    assert len(warnings) == 1 and "numba is not installed" in warnings[0].getMessage()
+
+
+def test_unknown_evaluator_is_an_input_error():
+    with pytest.raises(InputError, match="evaluator='fast' is unknown"):
+        Planner(Cluster(2, 2), "lea", evaluator="fast")
