@@ -243,22 +243,28 @@ class LiveArrays:
         d.slot = s
         r = self._row(d.id)
         self.fs[r, i] = s + 1
-        self.meta[i, s, 0] = d.id
-        self.meta[i, s, 1] = d.seq
         self.size[i, s] = d.size
-        self.set_iv(d)
+        ivs = d.iv
+        if len(ivs) == 1:
+            self.iv[i, s, 0] = ivs[0]
+            self.meta[i, s] = (d.id, d.seq, 1, ivs[0][2])
+        else:
+            self.meta[i, s, :2] = (d.id, d.seq)
+            self.set_iv(d)
 
     def set_iv(self, d: Data) -> None:
         """Write every interval of live record ``d``."""
         ivs = d.iv
+        i, s = d.node, d.slot
+        if len(ivs) == 1:
+            self.iv[i, s, 0] = ivs[0]
+            self.meta[i, s, 2:] = (1, ivs[0][2])
+            return
         while len(ivs) > self.iv.shape[2]:
             self._grow_j()
-        i, s = d.node, d.slot
-        row = self.iv[i, s]
-        for q, v in enumerate(ivs):
-            row[q] = v
-        self.meta[i, s, 2] = len(ivs)
-        self.meta[i, s, 3] = ivs[-1][2] if ivs else 0
+        if ivs:
+            self.iv[i, s, :len(ivs)] = ivs
+        self.meta[i, s, 2:] = (len(ivs), ivs[-1][2] if ivs else 0)
 
     def append_iv(self, d: Data) -> None:
         """Write the last interval of live record ``d`` (just appended)."""
