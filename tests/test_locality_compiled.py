@@ -55,16 +55,20 @@ def test_compiled_plans_equal_the_python_path(policy, leo_rule):
 
 
 @needs_numba
-def test_the_comparison_sees_a_wrong_kernel(monkeypatch):
+@pytest.mark.parametrize("policy,kernel,e_arg", [("lea", "plan_pass", 14), ("lea-bf", "best", 8)])
+def test_the_comparison_sees_a_wrong_kernel(monkeypatch, policy, kernel, e_arg):
     """The comparison above can fail: a kernel that ignores the eviction
-    term (E = 0) gives other LEA plans on some of the same scenarios."""
-    real = compiled.best
+    term (E = 0) gives other LEA plans on some of the same scenarios (whole
+    passes: ``plan_pass``; with backfilling: ``best``)."""
+    real = getattr(compiled, kernel)
 
-    def no_eviction(A, cores, t, fid, frow, size, bw, W, E, *rest):
-        return real(A, cores, t, fid, frow, size, bw, W, 0.0, *rest)
+    def no_eviction(*a):
+        a = list(a)
+        a[e_arg] = 0.0
+        return real(*a)
 
-    monkeypatch.setattr(compiled, "best", no_eviction)
-    differ = sum(_scenario(seed, "lea", tiny, "artifact") != _scenario(seed, "lea", PYTHON, "artifact")
+    monkeypatch.setattr(compiled, kernel, no_eviction)
+    differ = sum(_scenario(seed, policy, tiny, "artifact") != _scenario(seed, policy, PYTHON, "artifact")
                  for seed in range(60))
     assert differ > 0
 

@@ -104,10 +104,12 @@ class Node:
     ids sorted by (available time, id)), ``avail`` (core id -> available
     time, s), ``running_end`` (core id -> ``start + walltime`` of the job
     running on it, or None), ``data`` (file id -> :class:`Data`, insertion
-    order)."""
+    order); ``row`` and ``orow``: its rows of the cluster's matrices
+    ``A`` (the sorted available times) and ``O`` (:attr:`order`; None
+    unless the cluster keeps it, :meth:`Cluster.keep_arrays`)."""
 
     __slots__ = ("index", "cores", "bandwidth", "memory", "free", "order", "avail",
-                 "running_end", "data", "row", "live")
+                 "running_end", "data", "row", "live", "orow")
 
     def __init__(self, index: int, cores: int, bandwidth: float, memory: float):
         self.index, self.cores = index, cores
@@ -118,6 +120,7 @@ class Node:
         self.running_end: list = [None] * cores
         self.data: dict = {}
         self.row = None
+        self.orow = None
         self.live: dict = {}    # file id -> record with planning intervals
 
     def resort(self) -> None:
@@ -127,6 +130,8 @@ class Node:
         self.order = sorted(range(self.cores), key=av.__getitem__)   # stable: ties by id
         if self.row is not None:
             self.row[:] = sorted(av)
+        if self.orow is not None:
+            self.orow[:] = self.order
 
     def eat(self, c: int) -> int:
         """Time (s) at which ``c`` cores are available (the c-th smallest)."""
@@ -200,7 +205,10 @@ class LiveArrays:
     * ``n``: int64 ``(P,)``;
     * ``fs``: int64 ``(F, P)``: ``fs[frow[f], i]`` is 1 + the slot of file
       ``f`` on node ``i``, 0 where it is not live (``frow``: file id -> row,
-      given at the file's first live record).
+      given at the file's first record, live or not, or by :meth:`row`);
+    * ``dseq``: int64 ``(F, P)`` and ``dsize``: binary32 ``(F, P)``: the
+      ``seq`` and size (GB) of every record of file ``f`` on node ``i``,
+      live or not (``dseq`` 0: no record).
 
     ``K``, ``J`` and ``F`` double when a node has more live records, a
     record more intervals or the rows more files than they hold (the arrays
@@ -213,18 +221,39 @@ class LiveArrays:
         self.iv = np.zeros((P, K, J, 3), dtype=np.int64)
         self.n = np.zeros(P, dtype=np.int64)
         self.fs = np.zeros((F, P), dtype=np.int64)
+        self.dseq = np.zeros((F, P), dtype=np.int64)
+        self.dsize = np.zeros((F, P), dtype=f32)
         self.frow: dict = {}
         self.recs: list = [[] for _ in range(P)]   # node -> records in slot order
 
-    def _row(self, fid: int) -> int:
+    def row(self, fid: int) -> int:
+        """The row of file ``fid`` in ``fs``, ``dseq``, ``dsize`` (given now
+        if it has none: the arrays may be replaced)."""
         r = self.frow.get(fid)
         if r is None:
             r = self.frow[fid] = len(self.frow)
             if r == self.fs.shape[0]:
-                fs = self.fs
-                self.fs = np.zeros((2 * r, fs.shape[1]), dtype=np.int64)
-                self.fs[:r] = fs
+                for name in ("fs", "dseq", "dsize"):
+                    a = getattr(self, name)
+                    b = np.zeros((2 * r, a.shape[1]), dtype=a.dtype)
+                    b[:r] = a
+                    setattr(self, name, b)
         return r
+
+    def record(self, d: Data) -> None:
+        """Record ``d`` was created: its ``seq`` and size."""
+        r = self.row(d.id)
+        self.dseq[r, d.node] = d.seq
+        self.dsize[r, d.node] = d.size
+
+    def grow_slots(self) -> None:
+        """Double ``K`` (the live records a node can hold)."""
+        P, K, J = self.iv.shape[:3]
+        meta, size, iv = self.meta, self.size, self.iv
+        self.meta = np.zeros((P, 2 * K, 4), dtype=np.int64)
+        self.size = np.zeros((P, 2 * K), dtype=f32)
+        self.iv = np.zeros((P, 2 * K, J, 3), dtype=np.int64)
+        self.meta[:, :K], self.size[:, :K], self.iv[:, :K] = meta, size, iv
 
     def add(self, d: Data) -> None:
         """Record ``d`` (not yet in its node's row) becomes live, with the
@@ -232,16 +261,11 @@ class LiveArrays:
         i = d.node
         s = int(self.n[i])
         if s == self.meta.shape[1]:
-            P, K, J = self.iv.shape[:3]
-            meta, size, iv = self.meta, self.size, self.iv
-            self.meta = np.zeros((P, 2 * K, 4), dtype=np.int64)
-            self.size = np.zeros((P, 2 * K), dtype=f32)
-            self.iv = np.zeros((P, 2 * K, J, 3), dtype=np.int64)
-            self.meta[:, :K], self.size[:, :K], self.iv[:, :K] = meta, size, iv
+            self.grow_slots()
         self.n[i] = s + 1
         self.recs[i].append(d)
         d.slot = s
-        r = self._row(d.id)
+        r = self.row(d.id)
         self.fs[r, i] = s + 1
         self.size[i, s] = d.size
         ivs = d.iv
@@ -261,7 +285,7 @@ class LiveArrays:
             self.meta[i, s, 2:] = (1, ivs[0][2])
             return
         while len(ivs) > self.iv.shape[2]:
-            self._grow_j()
+            self.grow_intervals()
         if ivs:
             self.iv[i, s, :len(ivs)] = ivs
         self.meta[i, s, 2:] = (len(ivs), ivs[-1][2] if ivs else 0)
@@ -271,7 +295,7 @@ class LiveArrays:
         i, s = d.node, d.slot
         q = len(d.iv) - 1
         if q == self.iv.shape[2]:
-            self._grow_j()
+            self.grow_intervals()
         v = d.iv[q]
         self.iv[i, s, q] = v
         meta = self.meta[i, s]
@@ -296,7 +320,8 @@ class LiveArrays:
         self.n[i] = last
         d.slot = -1
 
-    def _grow_j(self) -> None:
+    def grow_intervals(self) -> None:
+        """Double ``J`` (the intervals a record can hold)."""
         P, K, J = self.iv.shape[:3]
         iv = self.iv
         self.iv = np.zeros((P, K, 2 * J, 3), dtype=np.int64)
@@ -341,16 +366,25 @@ class Cluster:
         self._touched: set = set()  # records given planned intervals since the last reset
         self._changed: set = set()  # records started or ended since the last reset
         self.arrays = None          # LiveArrays, once keep_arrays is called
+        self.O = None               # the cores' order, one row per node (keep_arrays)
 
-    def keep_arrays(self) -> LiveArrays:
-        """Keep the live records in a :class:`LiveArrays` (:attr:`arrays`)
-        from now on, for :mod:`iosched.locality.compiled`; returns it.
-        Built once from the current state, then updated incrementally."""
+    def keep_arrays(self, order: bool = False) -> LiveArrays:
+        """Keep the records in a :class:`LiveArrays` (:attr:`arrays`) from
+        now on, for :mod:`iosched.locality.compiled`, and with ``order``
+        the cores' order in the matrix ``O`` (int64 ``(P, m)``, row ``i``
+        is node ``i``'s :attr:`Node.order`); returns the arrays. Built once
+        from the current state, then updated incrementally."""
         if self.arrays is None:
             self.arrays = LiveArrays(len(self.nodes))
             for n in self.nodes:
+                for d in n.data.values():
+                    self.arrays.record(d)
                 for d in n.live.values():
                     self.arrays.add(d)
+        if order and self.O is None:
+            self.O = np.array([n.order for n in self.nodes], dtype=np.int64).reshape(len(self.nodes), self.m)
+            for n in self.nodes:
+                n.orow = self.O[n.index]
         return self.arrays
 
     # ------------------------------------------------------------- planning
@@ -361,6 +395,8 @@ class Cluster:
 
     def _record(self, node: Node, file_id: int, size) -> Data:
         d = node.data[file_id] = Data(file_id, size, node.index)
+        if self.arrays is not None:
+            self.arrays.record(d)
         return d
 
     def _live(self, d: Data, node_index: int) -> bool:
@@ -401,6 +437,8 @@ class Cluster:
                 n.avail = [t] * n.cores
                 n.order = list(range(n.cores))
                 n.row[:] = t
+                if n.orow is not None:
+                    n.orow[:] = n.order
                 continue
             re = n.running_end
             n.avail = [t if re[k] is None else re[k] for k in range(n.cores)]
@@ -487,6 +525,8 @@ class Cluster:
         if row is not None:
             row[:p] = row[cores:cores + p]
             row[p:p + cores] = end
+        if node.orow is not None:
+            node.orow[:] = node.order
         return ids, newly
 
     def plan_interval(self, node: Node, file_id: int, size, start: int, load: int, end: int) -> None:

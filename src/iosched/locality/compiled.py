@@ -60,7 +60,7 @@ except ImportError:
         kernel a Python function (the planner does not call it)."""
         return lambda f: f
 
-__all__ = ["best", "AVAILABLE", "EVALUATORS", "LEO_NONE", "LEO_ARTIFACT", "LEO_PAPER"]
+__all__ = ["best", "plan_pass", "AVAILABLE", "EVALUATORS", "LEO_NONE", "LEO_ARTIFACT", "LEO_PAPER"]
 
 #: The planner's node-choice paths (option ``evaluator``): the first is the
 #: default; both make the same decisions.
@@ -124,6 +124,12 @@ def best(A, cores, t, fid, frow, size, bw, W, E, leo, meta, sizes, iv, n, fs, m)
         :class:`~iosched.locality.cluster.LiveArrays`; :param m: cores per node.
     :returns: ``(node index, t_k (s), score, load (binary32 s))``.
     """
+    return _choose(A, cores, t, fid, frow, size, bw, W, E, leo, meta, sizes, iv, n, fs, m)
+
+
+@njit(cache=True, inline="always")
+def _choose(A, cores, t, fid, frow, size, bw, W, E, leo, meta, sizes, iv, n, fs, m):
+    """:func:`best`'s body."""
     P = A.shape[0]
     c1 = cores - 1
     Wf = np.float32(W)
@@ -205,3 +211,144 @@ def best(A, cores, t, fid, frow, size, bw, W, E, leo, meta, sizes, iv, n, fs, m)
             if h >= zero:
                 ld = h
     return best_k, pt, best_sc, ld
+
+
+#: :func:`plan_pass`'s stops: every job of the chunk planned, every core taken
+#: at ``t``, a node needs more live-record slots, a record more intervals.
+DONE, FULL, GROW_SLOTS, GROW_INTERVALS = 0, 1, 2, 3
+
+
+@njit(cache=True)
+def plan_pass(A, O, t, nb_cores, nna, running, free, jc, jf, jr, js, jw, i0, W, E, lem, thr, leo,
+              meta, sizes, iv, n, fs, dseq, dsize, next_seq, bw, out):
+    """A planning pass of a policy without backfilling over jobs ``i0..``
+    (:meth:`iosched.locality.planner.Planner.plan` with ``_place``): for
+    each job while some core is available at ``t`` (``nna < nb_cores``),
+    the node choice of :func:`best` with the pass's weights, then the
+    placement (:meth:`~iosched.locality.cluster.Cluster.place`: the
+    ``cores`` first cores of the node's order, all available at ``start +
+    walltime`` after it, merged into the others by (time, id); rows of
+    ``A`` and ``O``) and the planning interval ``(start, start + load,
+    start + walltime)`` of its file
+    (:meth:`~iosched.locality.cluster.Cluster.plan_interval`: in the
+    record's slot, a new slot for a record not live yet, a new ``seq`` for
+    a record not created yet, as the Python objects will get them).
+
+    :param A: :param O: the cluster's matrices (sorted available times, s;
+        core ids in that order), updated.
+    :param nna: cores not available at ``t``; :param running: LEM's running
+        nodes (nodes running a job or started now by this pass);
+        :param free: int64 ``(P,)``: each node's cores not running a job
+        (read for LEM only).
+    :param jc: :param jf: :param jr: :param js: :param jw: the jobs' cores,
+        file ids, file rows (``fs``; -1 without file), sizes (GB, binary32)
+        and walltimes (s).
+    :param W: :param E: the weights; :param lem: LEM (EFT's weights ``1, 0``
+        while ``running * 100 // P < thr``); :param leo: as :func:`best`.
+    :param meta: :param sizes: :param iv: :param n: :param fs: :param dseq:
+        :param dsize: a :class:`~iosched.locality.cluster.LiveArrays`,
+        updated; :param next_seq: the ``seq`` of the next record created.
+    :param out: int64 ``(jobs, 4 + m)``: per planned job its node, start
+        (s), planned load (s), 1 if its record became live, then its cores.
+    :returns: ``(next job, stop, nna, running, next_seq)``; ``stop`` is one
+        of :data:`DONE`, :data:`FULL` (the next job and the following ones
+        stay unplanned), :data:`GROW_SLOTS`, :data:`GROW_INTERVALS` (the next
+        job is not planned: grow the arrays and call again from it).
+    """
+    P, m = A.shape
+    K = meta.shape[1]
+    J = iv.shape[2]
+    one = np.float32(1.0)
+    zero = np.float32(0.0)
+    taken = np.empty(m, dtype=np.int64)
+    rest = np.empty(m, dtype=np.int64)
+    for i in range(i0, jc.shape[0]):
+        if nna >= nb_cores:
+            return i, FULL, nna, running, next_seq
+        Wi, Ei = W, E
+        if lem and (running * 100) // P < thr:
+            Wi, Ei = one, zero
+        c = jc[i]
+        fid = jf[i]
+        r = jr[i]
+        k, pt, sc, ld = _choose(A, c, t, fid, r, js[i], bw, Wi, Ei, leo, meta, sizes, iv, n, fs, m)
+        load = np.int64(ld)
+        s = -1
+        if fid != 0:
+            s = fs[r, k] - 1
+            if s < 0 and n[k] == K:
+                return i, GROW_SLOTS, nna, running, next_seq
+            if s >= 0 and meta[k, s, 2] == J:
+                return i, GROW_INTERVALS, nna, running, next_seq
+        if lem and free[k] == m and pt == t and A[k, m - 1] <= t:
+            running += 1
+        # the placement (Cluster.place)
+        end = pt + jw[i]
+        for q in range(c):
+            out[i, 4 + q] = O[k, q]
+            if A[k, q] <= t:
+                nna += 1
+            # taken ids sorted by id (insertion)
+            x = O[k, q]
+            y = q
+            while y > 0 and taken[y - 1] > x:
+                taken[y] = taken[y - 1]
+                y -= 1
+            taken[y] = x
+        nr = m - c
+        for q in range(nr):
+            rest[q] = O[k, c + q]
+        pp = 0          # rest cores available at or before end
+        while pp < nr and A[k, c + pp] <= end:
+            pp += 1
+        qq = 0          # rest cores available before end
+        while qq < pp and A[k, c + qq] < end:
+            qq += 1
+        w = 0
+        for q in range(qq):
+            O[k, w] = rest[q]
+            w += 1
+        a = qq
+        b = 0
+        while a < pp or b < c:     # cores available at end: by id
+            if b >= c or (a < pp and rest[a] < taken[b]):
+                O[k, w] = rest[a]
+                a += 1
+            else:
+                O[k, w] = taken[b]
+                b += 1
+            w += 1
+        for q in range(pp, nr):
+            O[k, w] = rest[q]
+            w += 1
+        for q in range(pp):
+            A[k, q] = A[k, c + q]
+        for q in range(pp, pp + c):
+            A[k, q] = end
+        # the planning interval (Cluster.plan_interval)
+        new = 0
+        if fid != 0:
+            if s < 0:
+                s = n[k]
+                n[k] = s + 1
+                fs[r, k] = s + 1
+                if dseq[r, k] == 0:
+                    dseq[r, k] = next_seq
+                    dsize[r, k] = js[i]
+                    next_seq += 1
+                meta[k, s, 0] = fid
+                meta[k, s, 1] = dseq[r, k]
+                meta[k, s, 2] = 0
+                sizes[k, s] = dsize[r, k]
+                new = 1
+            q = meta[k, s, 2]
+            iv[k, s, q, 0] = pt
+            iv[k, s, q, 1] = pt + load
+            iv[k, s, q, 2] = end
+            meta[k, s, 2] = q + 1
+            meta[k, s, 3] = end
+        out[i, 0] = k
+        out[i, 1] = pt
+        out[i, 2] = load
+        out[i, 3] = new
+    return jc.shape[0], DONE, nna, running, next_seq

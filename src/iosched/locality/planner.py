@@ -41,7 +41,7 @@ import numpy as np
 
 from iosched.errors import InputError
 from iosched.locality import compiled
-from iosched.locality.cluster import Cluster, eviction_time, f32, load_time
+from iosched.locality.cluster import Cluster, Data, eviction_time, f32, load_time
 
 __all__ = ["POLICIES", "Planner", "LJob"]
 
@@ -140,12 +140,13 @@ class Planner:
         self._evc: dict = {}                   # node -> {(file, t_k, cores): eviction penalty}, see _best
         self.evaluator = evaluator
         self.compiled = evaluator == "compiled" and compiled.AVAILABLE and self.base != "fcfs"
+        self._pass = self.compiled and not self.bf    # whole passes in compiled.plan_pass
         if evaluator == "compiled" and not compiled.AVAILABLE and self.base != "fcfs" and not _warned:
             _warned.append(True)
             logger.warning("evaluator compiled: numba is not installed (pip install 'iosched[fast]'); "
                            "the Python node choice is used (same decisions, slower)")
         if self.compiled:
-            cluster.keep_arrays()
+            cluster.keep_arrays(order=self._pass)
         self._bw = float(cluster.nodes[0].bandwidth)
         self._leo = (compiled.LEO_NONE if self.base != "leo" else
                      compiled.LEO_ARTIFACT if leo_rule == "artifact" else compiled.LEO_PAPER)
@@ -169,6 +170,8 @@ class Planner:
         if self.base != "fcfs":
             c.reset_intervals(t)
         running = c.running_nodes
+        if self._pass:
+            return self._plan_compiled(jobs, t, nna, running)
         done = []
         if self.bf:
             busy_t = self.now_busy
@@ -201,6 +204,94 @@ class Planner:
         if self.bf:
             self.now_busy = busy_t
         return done
+
+    #: jobs handed to :func:`compiled.plan_pass` at a time
+    CHUNK = 256
+
+    def _plan_compiled(self, jobs: list, t: int, nna: int, running: int) -> list:
+        """:meth:`plan` of a policy without backfilling, in
+        :func:`compiled.plan_pass` (chunks of :attr:`CHUNK` jobs), then the
+        Python objects brought up to date: the jobs' plans, the touched
+        nodes' cores (``avail``, ``order`` from the matrices ``A``, ``O``)
+        and the records' planning intervals (as ``Cluster.place`` and
+        ``Cluster.plan_interval`` leave them)."""
+        c = self.c
+        arr = c.arrays
+        nodes = c.nodes
+        m = c.m
+        lem = self.base == "lem"
+        W, E = (1, 0) if self.base == "eft" else (self.W, self.E)   # LEM: above its threshold
+        free = np.array([n.free for n in nodes], dtype=np.int64) if lem else np.zeros(0, dtype=np.int64)
+        thr = float(self.threshold)
+        touched = set()
+        done = []
+        lo = 0
+        stop = compiled.DONE
+        while lo < len(jobs) and stop != compiled.FULL:
+            chunk = jobs[lo:lo + self.CHUNK]
+            row = arr.row
+            jr = np.array([row(j.file) if j.file else -1 for j in chunk], dtype=np.int64)
+            jc = np.array([j.cores for j in chunk], dtype=np.int64)
+            jf = np.array([j.file for j in chunk], dtype=np.int64)
+            js = np.array([j.size for j in chunk], dtype=f32)
+            jw = np.array([j.walltime for j in chunk], dtype=np.int64)
+            out = np.empty((len(chunk), 4 + m), dtype=np.int64)
+            i = 0
+            while True:
+                i1, stop, nna, running, _ = compiled.plan_pass(
+                    c.A, c.O, t, c.nb_cores, nna, running, free, jc, jf, jr, js, jw, i, float(W), float(E),
+                    lem, thr, self._leo, arr.meta, arr.size, arr.iv, arr.n, arr.fs, arr.dseq, arr.dsize,
+                    Data._count + 1, self._bw, out)
+                self._sync(chunk, i, i1, out, touched)
+                if stop == compiled.GROW_SLOTS:
+                    arr.grow_slots()
+                elif stop == compiled.GROW_INTERVALS:
+                    arr.grow_intervals()
+                else:
+                    break
+                i = i1
+            done += chunk[:i1]
+            self.decisions += i1
+            lo += len(chunk)
+        for j in jobs[len(done):]:
+            j.start = -1
+        for k in touched:
+            node = nodes[k]
+            order = node.orow.tolist()
+            node.order = order
+            av = node.avail
+            for q, a in zip(order, node.row.tolist()):
+                av[q] = a
+        c.dirty |= touched
+        return done
+
+    def _sync(self, chunk, i0, i1, out, touched) -> None:
+        """The plans of ``chunk[i0:i1]`` (rows of ``out``, see
+        :func:`compiled.plan_pass`) into the jobs and the records."""
+        if i1 <= i0:
+            return
+        c = self.c
+        nodes = c.nodes
+        arr = c.arrays
+        live, by_file, tset, recs = c.live, c.by_file, c._touched, arr.recs
+        for j, (k, start, load, new, *ids) in zip(chunk[i0:i1], out[i0:i1].tolist()):
+            node = nodes[k]
+            end = start + j.walltime
+            j.start, j.node, j.cores_used, j.planned_load = start, node, ids[:j.cores], load
+            touched.add(k)
+            fid = j.file
+            if fid:
+                d = node.data.get(fid)
+                if d is None:
+                    d = c._record(node, fid, j.size)
+                d.iv.append((start, start + load, end))
+                tset.add(d)
+                if new:
+                    live.add(d)
+                    by_file.setdefault(fid, {})[k] = d
+                    node.live[fid] = d
+                    d.slot = len(recs[k])
+                    recs[k].append(d)
 
     # ------------------------------------------------------------ scoring
     def _weights(self, running: int) -> tuple:
