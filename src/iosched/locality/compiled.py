@@ -60,7 +60,7 @@ except ImportError:
         kernel a Python function (the planner does not call it)."""
         return lambda f: f
 
-__all__ = ["best", "plan_pass", "AVAILABLE", "EVALUATORS", "LEO_NONE", "LEO_ARTIFACT", "LEO_PAPER"]
+__all__ = ["best", "plan_pass", "plan_pass_bf", "AVAILABLE", "EVALUATORS", "LEO_NONE", "LEO_ARTIFACT", "LEO_PAPER"]
 
 #: The planner's node-choice paths (option ``evaluator``): the first is the
 #: default; both make the same decisions.
@@ -352,3 +352,341 @@ def plan_pass(A, O, t, nb_cores, nna, running, free, jc, jf, jr, js, jw, i0, W, 
         out[i, 2] = load
         out[i, 3] = new
     return jc.shape[0], DONE, nna, running, next_seq
+
+
+#: :func:`plan_pass_bf`'s stop when a node needs more hole entries.
+GROW_HOLES = 4
+
+
+@njit(cache=True, inline="always")
+def _interval(k, fid, r, pt, load, end, size, meta, sizes, iv, n, fs, dseq, dsize, next_seq):
+    """:meth:`~iosched.locality.cluster.Cluster.plan_interval` on the
+    arrays (capacity checked by the caller): returns ``(1 if the record
+    became live else 0, next_seq)``."""
+    new = 0
+    s = fs[r, k] - 1
+    if s < 0:
+        s = n[k]
+        n[k] = s + 1
+        fs[r, k] = s + 1
+        if dseq[r, k] == 0:
+            dseq[r, k] = next_seq
+            dsize[r, k] = size
+            next_seq += 1
+        meta[k, s, 0] = fid
+        meta[k, s, 1] = dseq[r, k]
+        meta[k, s, 2] = 0
+        sizes[k, s] = dsize[r, k]
+        new = 1
+    q = meta[k, s, 2]
+    iv[k, s, q, 0] = pt
+    iv[k, s, q, 1] = pt + load
+    iv[k, s, q, 2] = end
+    meta[k, s, 2] = q + 1
+    meta[k, s, 3] = end
+    return new, next_seq
+
+
+@njit(cache=True, inline="always")
+def _room(k, fid, r, meta, iv, n, fs):
+    """0 if the arrays can take an interval of file ``fid`` on node ``k``,
+    else :data:`GROW_SLOTS` or :data:`GROW_INTERVALS`."""
+    if fid == 0:
+        return 0
+    s = fs[r, k] - 1
+    if s < 0 and n[k] == meta.shape[1]:
+        return GROW_SLOTS
+    if s >= 0 and meta[k, s, 2] == iv.shape[2]:
+        return GROW_INTERVALS
+    return 0
+
+
+@njit(cache=True, inline="always")
+def _resort(AV, A, O, k, m):
+    """:meth:`~iosched.locality.cluster.Node.resort` of node ``k``: ``O``
+    row by (available time ``AV[k]``, id), ``A`` row the sorted times."""
+    for q in range(m):
+        O[k, q] = q
+    for q in range(1, m):
+        x = O[k, q]
+        a = AV[k, x]
+        y = q
+        while y > 0 and AV[k, O[k, y - 1]] > a:
+            O[k, y] = O[k, y - 1]
+            y -= 1
+        O[k, y] = x
+    for q in range(m):
+        A[k, q] = AV[k, O[k, q]]
+
+
+@njit(cache=True, inline="always")
+def _from_hole(HS, HC, hn, k, end, cores, buf):
+    """The first ``cores`` hole cores of node ``k`` whose hole starts at or
+    after ``end`` (into ``buf``); returns how many."""
+    c = 0
+    for h in range(hn[k]):
+        if end <= HS[k, h]:
+            buf[c] = HC[k, h]
+            c += 1
+            if c == cores:
+                break
+    return c
+
+
+@njit(cache=True, inline="always")
+def _drop_holes(HS, HC, hn, k, buf, c):
+    """Remove the hole entries of the ``c`` cores ``buf[:c]`` from node ``k``
+    (the others keep their order)."""
+    w = 0
+    for h in range(hn[k]):
+        x = HC[k, h]
+        used = False
+        for y in range(c):
+            if buf[y] == x:
+                used = True
+                break
+        if not used:
+            HS[k, w] = HS[k, h]
+            HC[k, w] = x
+            w += 1
+    hn[k] = w
+
+
+@njit(cache=True)
+def plan_pass_bf(A, O, t, nb_cores, nna, busy, running, biggest, big_id, free, jc, jf, jr, js, jw, i0,
+                 W, E, lem, thr, leo, meta, sizes, iv, n, fs, dseq, dsize, next_seq, bw, HS, HC, hn, out):
+    """A planning pass of a backfilling policy (eft-bf, lea-bf, leo-bf,
+    lem-bf) over jobs ``i0..``, as :meth:`iosched.locality.planner.Planner.plan`
+    with ``_place_bf`` and ``_backfill_only`` (see the planner's module doc):
+    while a core is available at ``t``, each job takes the better of its
+    node choice (:func:`best`) and the backfills at ``t`` in a hole
+    (``_hole_fit``, scored as ``_best``, ties to the node's own
+    placement, then to the lower node), placed as the Python path places it
+    (the lowest-id cores available by its start; cores free at ``t``
+    reserved for later become holes, ``_insert_hole``'s order), with its
+    planning interval; once every core is taken at ``t``, jobs of at most
+    ``biggest`` cores are only tried in holes while ``busy < nb_cores``.
+
+    Arguments as :func:`plan_pass`, plus: ``busy`` (cores taken at ``t``
+    in the plan), ``biggest`` and ``big_id`` (the artifact's biggest hole
+    and its node), ``HS``, ``HC``, ``hn`` (each node's holes in order: hole
+    start (s), core id; their number), updated.
+
+    :param out: int64 ``(jobs, 4 + m)``: per job its node (-1: not
+        planned), start (s), planned load (s), 1 if its record became live
+        (2: placed in a hole after every core was taken, without planning
+        interval), then its cores.
+    :returns: ``(next job, stop, nna, busy, running, biggest, big_id,
+        next_seq, decisions)``; ``stop`` as :func:`plan_pass`, or
+        :data:`GROW_HOLES`.
+    """
+    P, m = A.shape
+    one = np.float32(1.0)
+    zero = np.float32(0.0)
+    Hcap = HS.shape[1]
+    AV = np.empty((P, m), dtype=np.int64)       # available time by core id
+    for k in range(P):
+        for q in range(m):
+            AV[k, O[k, q]] = A[k, q]
+    ext = np.empty(P, dtype=np.int64)
+    buf = np.empty(m, dtype=np.int64)
+    bfit = np.empty(m, dtype=np.int64)
+    L0 = np.float32(bw)
+    decisions = 0
+    for i in range(i0, jc.shape[0]):
+        c = jc[i]
+        fid = jf[i]
+        r = jr[i]
+        wall = jw[i]
+        Wi, Ei = W, E
+        if lem and (running * 100) // P < thr:
+            Wi, Ei = one, zero
+        Wf = np.float32(Wi)
+        Ef = np.float32(Ei)
+        out[i, 3] = 0
+        if nna < nb_cores:
+            # backfills at t in a hole (_hole_fit), in node order
+            ne = 0
+            end_t = t + wall
+            for h in range(P):
+                nh = hn[h]
+                if nh == 0:
+                    continue
+                if fid != 0 and HS[h, nh - 1] < end_t:
+                    continue
+                if not (c <= nh or A[h, c - 1 - nh] <= t):
+                    continue
+                nf = _from_hole(HS, HC, hn, h, end_t, c, buf)
+                outside = c - nf
+                ok = True
+                for q in range(outside):
+                    if A[h, q] > t:
+                        ok = False
+                        break
+                    x = O[h, q]
+                    for y in range(nf):
+                        if buf[y] == x:
+                            ok = False
+                            break
+                    if not ok:
+                        break
+                if ok:
+                    ext[ne] = h
+                    ne += 1
+            k, pt, sc, ld = _choose(A, c, t, fid, r, js[i], bw, Wi, Ei, leo, meta, sizes, iv, n, fs, m)
+            hole = 0
+            if ne > 0:
+                cut = P
+                if leo == 1:
+                    for h in range(P):
+                        if A[h, c - 1] <= t:
+                            cut = h
+                            break
+                for e in range(ne):
+                    h = ext[e]
+                    eft = h >= cut or (leo == 2 and A[h, c - 1] <= t)
+                    Wk = one if eft else Wf
+                    Ek = zero if eft else Ef
+                    lh = zero
+                    if fid != 0:
+                        lh = np.float32(np.float32(js[i]) / L0)
+                        s = fs[r, h] - 1 if r >= 0 else -1
+                        if s >= 0:
+                            x = _load(meta, iv, h, s, t, t)
+                            if x >= zero:
+                                lh = x
+                    b = np.float32(np.float32(t) + np.float32(Wk * lh))
+                    if np.int64(b) > sc:
+                        continue
+                    if Ek > zero:
+                        pct = np.float32(np.float32(c) / np.float32(m))
+                        ev = _eviction(meta, sizes, n, h, fid, t, pct, L0)
+                        sch = np.int64(np.float32(b + np.float32(Ek * ev)))
+                    else:
+                        sch = np.int64(b)
+                    if sch < sc or (sch == sc and (h < k or (h == k and 1 < hole))):
+                        k, pt, sc, ld, hole = h, t, sch, lh, 1
+            # room in the arrays
+            g = _room(k, fid, r, meta, iv, n, fs)
+            if g != 0:
+                return i, g, nna, busy, running, biggest, big_id, next_seq, decisions
+            if hole == 0 and pt > t and hn[k] + c > Hcap:
+                return i, GROW_HOLES, nna, busy, running, biggest, big_id, next_seq, decisions
+            decisions += 1
+            load = np.int64(ld)
+            if lem and free[k] == m and pt == t and A[k, m - 1] <= t:
+                running += 1
+            if hole == 1:
+                end_t = t + wall
+                nf = _from_hole(HS, HC, hn, k, end_t, c, buf)
+                outside = c - nf
+                for q in range(nf):
+                    out[i, 4 + q] = buf[q]
+                for q in range(outside):
+                    x = O[k, q]
+                    out[i, 4 + nf + q] = x
+                    bfit[q] = x
+                _drop_holes(HS, HC, hn, k, buf, nf)
+                if outside > 0:
+                    for q in range(outside):
+                        AV[k, bfit[q]] = end_t
+                    _resort(AV, A, O, k, m)
+                nna += outside
+                busy += c
+            else:
+                if pt == t:
+                    busy += c
+                got = 0
+                for cid in range(m):
+                    if AV[k, cid] <= pt:
+                        out[i, 4 + got] = cid
+                        got += 1
+                        if AV[k, cid] <= t:
+                            nna += 1
+                            if pt > t:
+                                # _insert_hole: by start; after equal starts, except
+                                # before a head of equal start and larger id
+                                nh = hn[k]
+                                if nh == 0 or HS[k, 0] > pt or (HS[k, 0] == pt and HC[k, 0] > cid):
+                                    pos = 0
+                                else:
+                                    y = 0
+                                    while y + 1 < nh and HS[k, y + 1] <= pt:
+                                        y += 1
+                                    pos = y + 1
+                                for y in range(nh, pos, -1):
+                                    HS[k, y] = HS[k, y - 1]
+                                    HC[k, y] = HC[k, y - 1]
+                                HS[k, pos] = pt
+                                HC[k, pos] = cid
+                                hn[k] = nh + 1
+                        AV[k, cid] = pt + wall
+                        if got == c:
+                            break
+                _resort(AV, A, O, k, m)
+            if k == big_id:            # _refresh_biggest
+                biggest = -1
+                for h in range(P):
+                    if hn[h] > biggest:
+                        biggest = hn[h]
+                        big_id = h
+            if fid != 0:
+                new, next_seq = _interval(k, fid, r, pt, load, pt + wall, js[i], meta, sizes, iv, n, fs,
+                                          dseq, dsize, next_seq)
+                out[i, 3] = new
+            out[i, 0] = k
+            out[i, 1] = pt
+            out[i, 2] = load
+        elif busy < nb_cores:
+            out[i, 0] = -1
+            if c > biggest:
+                continue
+            decisions += 1
+            if leo != 0:
+                Wf, Ef = one, zero
+            end_t = t + wall
+            bk = -1
+            bsc = 0
+            bld = 0
+            for h in range(P):
+                if hn[h] == 0 or hn[h] < c:
+                    continue
+                if _from_hole(HS, HC, hn, h, end_t, c, buf) < c:
+                    continue
+                lh = zero
+                if fid != 0:
+                    lh = np.float32(np.float32(js[i]) / L0)
+                    s = fs[r, h] - 1 if r >= 0 else -1
+                    if s >= 0:
+                        x = _load(meta, iv, h, s, t, t)
+                        if x >= zero:
+                            lh = x
+                ev = zero
+                if Ef != zero:
+                    pct = np.float32(np.float32(c) / np.float32(m))
+                    ev = _eviction(meta, sizes, n, h, fid, t, pct, L0)
+                sch = np.int64(np.float32(np.float32(Wf * lh) + np.float32(Ef * ev)))
+                if bk < 0 or sch < bsc:
+                    bk, bsc, bld = h, sch, np.int64(lh)
+                    if sch == 0:
+                        break
+            if bk < 0:
+                continue
+            nf = _from_hole(HS, HC, hn, bk, end_t, c, buf)
+            for q in range(nf):
+                out[i, 4 + q] = buf[q]
+            _drop_holes(HS, HC, hn, bk, buf, nf)
+            if bk == big_id:
+                biggest = -1
+                for h in range(P):
+                    if hn[h] > biggest:
+                        biggest = hn[h]
+                        big_id = h
+            out[i, 0] = bk
+            out[i, 1] = t
+            out[i, 2] = bld
+            out[i, 3] = 2         # no planning interval
+            busy += c
+        else:
+            return i, FULL, nna, busy, running, biggest, big_id, next_seq, decisions
+    return jc.shape[0], DONE, nna, busy, running, biggest, big_id, next_seq, decisions

@@ -140,7 +140,11 @@ class Planner:
         self._evc: dict = {}                   # node -> {(file, t_k, cores): eviction penalty}, see _best
         self.evaluator = evaluator
         self.compiled = evaluator == "compiled" and compiled.AVAILABLE and self.base != "fcfs"
-        self._pass = self.compiled and not self.bf    # whole passes in compiled.plan_pass
+        self._pass = self.compiled    # whole passes in compiled.plan_pass / plan_pass_bf
+        if self._pass and self.bf:   # the holes (the truth in this mode; self.holes follows)
+            self.HS = np.zeros((self.P, 2 * cluster.m), dtype=np.int64)
+            self.HC = np.zeros((self.P, 2 * cluster.m), dtype=np.int64)
+            self.hn = np.zeros(self.P, dtype=np.int64)
         if evaluator == "compiled" and not compiled.AVAILABLE and self.base != "fcfs" and not _warned:
             _warned.append(True)
             logger.warning("evaluator compiled: numba is not installed (pip install 'iosched[fast]'); "
@@ -158,6 +162,8 @@ class Planner:
         for i in self._holed:
             self.holes[i] = []
         self._holed = set()
+        if self._pass and self.bf:
+            self.hn[:] = 0
         self.now_busy = 0
         self.biggest = 0
 
@@ -209,20 +215,22 @@ class Planner:
     CHUNK = 256
 
     def _plan_compiled(self, jobs: list, t: int, nna: int, running: int) -> list:
-        """:meth:`plan` of a policy without backfilling, in
-        :func:`compiled.plan_pass` (chunks of :attr:`CHUNK` jobs), then the
-        Python objects brought up to date: the jobs' plans, the touched
+        """:meth:`plan` in :func:`compiled.plan_pass` (no backfilling) or
+        :func:`compiled.plan_pass_bf` (chunks of :attr:`CHUNK` jobs), then
+        the Python objects brought up to date: the jobs' plans, the touched
         nodes' cores (``avail``, ``order`` from the matrices ``A``, ``O``)
-        and the records' planning intervals (as ``Cluster.place`` and
-        ``Cluster.plan_interval`` leave them)."""
+        and holes, and the records' planning intervals (as ``Cluster.place``,
+        ``Cluster.plan_interval`` and the backfilling placements leave them)."""
         c = self.c
         arr = c.arrays
         nodes = c.nodes
         m = c.m
+        bf = self.bf
         lem = self.base == "lem"
         W, E = (1, 0) if self.base == "eft" else (self.W, self.E)   # LEM: above its threshold
         free = np.array([n.free for n in nodes], dtype=np.int64) if lem else np.zeros(0, dtype=np.int64)
         thr = float(self.threshold)
+        busy = self.now_busy
         touched = set()
         done = []
         lo = 0
@@ -238,23 +246,33 @@ class Planner:
             out = np.empty((len(chunk), 4 + m), dtype=np.int64)
             i = 0
             while True:
-                i1, stop, nna, running, _ = compiled.plan_pass(
-                    c.A, c.O, t, c.nb_cores, nna, running, free, jc, jf, jr, js, jw, i, float(W), float(E),
-                    lem, thr, self._leo, arr.meta, arr.size, arr.iv, arr.n, arr.fs, arr.dseq, arr.dsize,
-                    Data._count + 1, self._bw, out)
-                self._sync(chunk, i, i1, out, touched)
+                if bf:
+                    i1, stop, nna, busy, running, self.biggest, self.biggest_id, _, dec = compiled.plan_pass_bf(
+                        c.A, c.O, t, c.nb_cores, nna, busy, running, self.biggest, self.biggest_id, free,
+                        jc, jf, jr, js, jw, i, float(W), float(E), lem, thr, self._leo, arr.meta, arr.size,
+                        arr.iv, arr.n, arr.fs, arr.dseq, arr.dsize, Data._count + 1, self._bw,
+                        self.HS, self.HC, self.hn, out)
+                else:
+                    i1, stop, nna, running, _ = compiled.plan_pass(
+                        c.A, c.O, t, c.nb_cores, nna, running, free, jc, jf, jr, js, jw, i, float(W), float(E),
+                        lem, thr, self._leo, arr.meta, arr.size, arr.iv, arr.n, arr.fs, arr.dseq, arr.dsize,
+                        Data._count + 1, self._bw, out)
+                    dec = i1 - i
+                self.decisions += dec
+                self._sync(chunk, i, i1, out, touched, done)
                 if stop == compiled.GROW_SLOTS:
                     arr.grow_slots()
                 elif stop == compiled.GROW_INTERVALS:
                     arr.grow_intervals()
+                elif stop == compiled.GROW_HOLES:
+                    self._grow_holes()
                 else:
                     break
                 i = i1
-            done += chunk[:i1]
-            self.decisions += i1
-            lo += len(chunk)
-        for j in jobs[len(done):]:
+            lo += i1
+        for j in jobs[lo:]:
             j.start = -1
+        self.now_busy = busy
         for k in touched:
             node = nodes[k]
             order = node.orow.tolist()
@@ -262,12 +280,25 @@ class Planner:
             av = node.avail
             for q, a in zip(order, node.row.tolist()):
                 av[q] = a
+            if bf:
+                h = int(self.hn[k])
+                self.holes[k] = list(zip(self.HS[k, :h].tolist(), self.HC[k, :h].tolist()))
+                if h:
+                    self._holed.add(k)
         c.dirty |= touched
         return done
 
-    def _sync(self, chunk, i0, i1, out, touched) -> None:
+    def _grow_holes(self) -> None:
+        for name in ("HS", "HC"):
+            a = getattr(self, name)
+            b = np.zeros((a.shape[0], 2 * a.shape[1]), dtype=a.dtype)
+            b[:, :a.shape[1]] = a
+            setattr(self, name, b)
+
+    def _sync(self, chunk, i0, i1, out, touched, done) -> None:
         """The plans of ``chunk[i0:i1]`` (rows of ``out``, see
-        :func:`compiled.plan_pass`) into the jobs and the records."""
+        :func:`compiled.plan_pass_bf`) into the jobs (the planned ones
+        appended to ``done``) and the records."""
         if i1 <= i0:
             return
         c = self.c
@@ -275,16 +306,19 @@ class Planner:
         arr = c.arrays
         live, by_file, tset, recs = c.live, c.by_file, c._touched, arr.recs
         for j, (k, start, load, new, *ids) in zip(chunk[i0:i1], out[i0:i1].tolist()):
+            if k < 0:
+                j.start = -1
+                continue
+            done.append(j)
             node = nodes[k]
-            end = start + j.walltime
             j.start, j.node, j.cores_used, j.planned_load = start, node, ids[:j.cores], load
             touched.add(k)
             fid = j.file
-            if fid:
+            if fid and new != 2:
                 d = node.data.get(fid)
                 if d is None:
                     d = c._record(node, fid, j.size)
-                d.iv.append((start, start + load, end))
+                d.iv.append((start, start + load, start + j.walltime))
                 tset.add(d)
                 if new:
                     live.add(d)
