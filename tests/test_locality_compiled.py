@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from iosched.errors import InputError
 from iosched.locality import compiled
-from iosched.locality.cluster import Cluster, LiveArrays, eviction_time, f32, load_time, score
+from iosched.locality.cluster import Cluster, Data, LiveArrays, eviction_time, f32, load_time, score
 from iosched.locality.planner import POLICIES, LJob, Planner
 
 from test_locality import _scenario
@@ -53,6 +53,76 @@ def test_compiled_plans_equal_the_python_path(policy, leo_rule):
     @given(st.integers(0, 10**6))
     def check(seed):
         assert _scenario(seed, policy, tiny, leo_rule) == _scenario(seed, policy, PYTHON, leo_rule)
+
+    check()
+
+
+def _state_after_passes(seed, policy, factory, leo_rule):
+    """Like ``test_locality._scenario``, but the whole state after each pass:
+    the plans, every node's cores (``avail``, ``order``, matrix row), its
+    records' planning intervals, the planner's holes, biggest hole, cores
+    taken at ``t`` and decisions."""
+    rnd = random.Random(seed)
+    P, m = rnd.choice([(3, 2), (5, 4), (8, 4)])
+    c = Cluster(P, m, rnd.choice([0.1, 0.5, 1.0]), 128)
+    p = factory(c, policy, W=rnd.choice([1, 3, 500]), E=rnd.choice([0, 1, 2]),
+                threshold=rnd.choice([0, 50, 80]), leo_rule=leo_rule)
+    sizes = {f: rnd.choice([1.6, 3.2, 6.4, 12.8]) for f in range(1, 5)}
+    s0 = Data._count     # records' seq from here (a global count)
+    t = 10
+    for i in range(rnd.randint(0, P * 2)):
+        n = c.nodes[rnd.randrange(P)]
+        k = rnd.randint(1, m)
+        if n.free < k:
+            continue
+        ids = [x for x in range(m) if n.running_end[x] is None][:k]
+        f = rnd.randint(0, 4)
+        end = t + rnd.choice([5, 20, 40])
+        for x in ids:
+            n.avail[x] = end
+        n.resort()
+        c.start(n, ids, f, sizes.get(f, 0.0), t - rnd.choice([0, 3]), end)
+    out = []
+    jobs = []
+    for step in range(4):
+        new = [LJob(f"{step}.{i}", t, 1, rnd.choice([1, 5, 20, 60]), rnd.randint(1, m), f, sizes.get(f, 0.0))
+               for i, f in enumerate(rnd.randint(0, 4) for _ in range(rnd.randint(1, 12)))]
+        if step in (0, 2):
+            p.reset(t)
+            jobs = jobs + new
+            p.plan(jobs, t)
+        else:
+            p.plan(new, t)
+            jobs = jobs + new
+        out.append(([(j.id, j.start, j.node.index if j.start >= 0 else None, list(j.cores_used),
+                      j.planned_load) for j in jobs],
+                    [(list(n.avail), list(n.order), n.row.tolist(),
+                      sorted((f, d.seq - s0, float(d.size), tuple(d.iv)) for f, d in n.data.items()))
+                     for n in c.nodes],
+                    [list(h) for h in p.holes] if p.bf else None, p.biggest, p.biggest_id, p.now_busy,
+                    p.decisions, sorted(d.seq - s0 for d in c.live), sorted(d.seq - s0 for d in c._touched),
+                    sorted(c.dirty)))
+        if c.arrays is not None:     # the arrays hold the live records, O the cores' order
+            assert _rows(c.arrays, c) == [{(d.id, d.seq, float(d.size), tuple(d.iv)) for d in n.live.values()}
+                                          for n in c.nodes]
+            assert c.O is None or c.O.tolist() == [n.order for n in c.nodes]
+        t += rnd.choice([0, 1, 7])
+    return out
+
+
+@needs_numba
+@pytest.mark.parametrize("policy,leo_rule", CASES)
+def test_compiled_state_equals_the_python_path(policy, leo_rule):
+    """Four passes (re-plans and plans of new jobs only, the holes kept
+    between them): after each, the same plans and the same cluster and
+    planner state (cores, records and intervals, holes, biggest hole,
+    decisions) as the Python path."""
+
+    @settings(max_examples=40, deadline=None, derandomize=True)
+    @given(st.integers(0, 10**6))
+    def check(seed):
+        assert _state_after_passes(seed, policy, tiny, leo_rule) == \
+            _state_after_passes(seed, policy, PYTHON, leo_rule)
 
     check()
 
