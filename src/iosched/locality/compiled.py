@@ -213,6 +213,19 @@ def _choose(A, cores, t, fid, frow, size, bw, W, E, leo, meta, sizes, iv, n, fs,
     return best_k, pt, best_sc, ld
 
 
+@njit(cache=True, inline="always")
+def _first_eat(A, c, t):
+    """FCFS's node: the first of smallest ``t_k = max(t, A[k, c - 1])``;
+    returns ``(node, t_k)``."""
+    k0 = 0
+    e0 = A[0, c - 1] if A[0, c - 1] > t else t
+    for k in range(1, A.shape[0]):
+        e = A[k, c - 1] if A[k, c - 1] > t else t
+        if e < e0:
+            k0, e0 = k, e
+    return k0, e0
+
+
 #: :func:`plan_pass`'s stops: every job of the chunk planned, every core taken
 #: at ``t``, a node needs more live-record slots, a record more intervals.
 DONE, FULL, GROW_SLOTS, GROW_INTERVALS = 0, 1, 2, 3
@@ -220,7 +233,7 @@ DONE, FULL, GROW_SLOTS, GROW_INTERVALS = 0, 1, 2, 3
 
 @njit(cache=True)
 def plan_pass(A, O, t, nb_cores, nna, running, free, jc, jf, jr, js, jw, i0, W, E, lem, thr, leo,
-              meta, sizes, iv, n, fs, dseq, dsize, next_seq, bw, out):
+              meta, sizes, iv, n, fs, dseq, dsize, next_seq, bw, out, fcfs):
     """A planning pass of a policy without backfilling over jobs ``i0..``
     (:meth:`iosched.locality.planner.Planner.plan` with ``_place``): for
     each job while some core is available at ``t`` (``nna < nb_cores``),
@@ -250,6 +263,8 @@ def plan_pass(A, O, t, nb_cores, nna, running, free, jc, jf, jr, js, jw, i0, W, 
         updated; :param next_seq: the ``seq`` of the next record created.
     :param out: int64 ``(jobs, 4 + m)``: per planned job its node, start
         (s), planned load (s), 1 if its record became live, then its cores.
+    :param fcfs: FCFS: the node of smallest ``t_k`` (the first on ties), no
+        file scored, no planning interval.
     :returns: ``(next job, stop, nna, running, next_seq)``; ``stop`` is one
         of :data:`DONE`, :data:`FULL` (the next job and the following ones
         stay unplanned), :data:`GROW_SLOTS`, :data:`GROW_INTERVALS` (the next
@@ -271,8 +286,13 @@ def plan_pass(A, O, t, nb_cores, nna, running, free, jc, jf, jr, js, jw, i0, W, 
         c = jc[i]
         fid = jf[i]
         r = jr[i]
-        k, pt, sc, ld = _choose(A, c, t, fid, r, js[i], bw, Wi, Ei, leo, meta, sizes, iv, n, fs, m)
-        load = np.int64(ld)
+        if fcfs:
+            k, pt = _first_eat(A, c, t)
+            fid = 0
+            load = 0
+        else:
+            k, pt, sc, ld = _choose(A, c, t, fid, r, js[i], bw, Wi, Ei, leo, meta, sizes, iv, n, fs, m)
+            load = np.int64(ld)
         s = -1
         if fid != 0:
             s = fs[r, k] - 1
@@ -454,9 +474,9 @@ def _drop_holes(HS, HC, hn, k, buf, c):
 
 @njit(cache=True)
 def plan_pass_bf(A, O, t, nb_cores, nna, busy, running, biggest, big_id, free, jc, jf, jr, js, jw, i0,
-                 W, E, lem, thr, leo, meta, sizes, iv, n, fs, dseq, dsize, next_seq, bw, HS, HC, hn, out):
-    """A planning pass of a backfilling policy (eft-bf, lea-bf, leo-bf,
-    lem-bf) over jobs ``i0..``, as :meth:`iosched.locality.planner.Planner.plan`
+                 W, E, lem, thr, leo, meta, sizes, iv, n, fs, dseq, dsize, next_seq, bw, HS, HC, hn, out, fcfs):
+    """A planning pass of a backfilling policy (fcfs-bf, eft-bf, lea-bf,
+    leo-bf, lem-bf) over jobs ``i0..``, as :meth:`iosched.locality.planner.Planner.plan`
     with ``_place_bf`` and ``_backfill_only`` (see the planner's module doc):
     while a core is available at ``t``, each job takes the better of its
     node choice (:func:`best`) and the backfills at ``t`` in a hole
@@ -466,6 +486,9 @@ def plan_pass_bf(A, O, t, nb_cores, nna, busy, running, biggest, big_id, free, j
     reserved for later become holes, ``_insert_hole``'s order), with its
     planning interval; once every core is taken at ``t``, jobs of at most
     ``biggest`` cores are only tried in holes while ``busy < nb_cores``.
+    FCFS (``fcfs``): the first node that starts the job at ``t``, in a hole
+    or not, else the node of smallest ``t_k``; in holes only, the first
+    node where it fits; no file scored, no planning interval.
 
     Arguments as :func:`plan_pass`, plus: ``busy`` (cores taken at ``t``
     in the plan), ``biggest`` and ``big_id`` (the artifact's biggest hole
@@ -533,9 +556,27 @@ def plan_pass_bf(A, O, t, nb_cores, nna, busy, running, biggest, big_id, free, j
                 if ok:
                     ext[ne] = h
                     ne += 1
-            k, pt, sc, ld = _choose(A, c, t, fid, r, js[i], bw, Wi, Ei, leo, meta, sizes, iv, n, fs, m)
             hole = 0
-            if ne > 0:
+            if fcfs:
+                ld = zero
+                sc = 0
+                if ne > 0:
+                    # the artifact stops at the first node that starts the job now
+                    now = P
+                    for h in range(P):
+                        if A[h, c - 1] <= t:
+                            now = h
+                            break
+                    if now <= ext[0]:
+                        k, pt = now, t
+                    else:
+                        k, pt, hole = ext[0], t, 1
+                else:
+                    k, pt = _first_eat(A, c, t)
+                fid = 0
+            else:
+                k, pt, sc, ld = _choose(A, c, t, fid, r, js[i], bw, Wi, Ei, leo, meta, sizes, iv, n, fs, m)
+            if ne > 0 and not fcfs:
                 cut = P
                 if leo == 1:
                     for h in range(P):
@@ -653,6 +694,9 @@ def plan_pass_bf(A, O, t, nb_cores, nna, busy, running, biggest, big_id, free, j
                     continue
                 if _from_hole(HS, HC, hn, h, end_t, c, buf) < c:
                     continue
+                if fcfs:
+                    bk, bsc, bld = h, 0, 0
+                    break
                 lh = zero
                 if fid != 0:
                     lh = np.float32(np.float32(js[i]) / L0)

@@ -102,13 +102,14 @@ class Planner:
     :param leo_rule: ``"artifact"`` (default) or ``"paper"`` (module doc).
     :param evaluator: the node choice's path,
         :data:`~iosched.locality.compiled.EVALUATORS`: ``"compiled"``
-        (default: :func:`iosched.locality.compiled.best`, numba machine code,
-        for the policies that score files; without numba the Python path)
-        or ``"python"`` (:meth:`_best`, the reference); both make the same
+        (default: whole passes in :func:`iosched.locality.compiled.plan_pass`
+        or :func:`~iosched.locality.compiled.plan_pass_bf`, numba machine
+        code; without numba the Python path) or ``"python"`` (:meth:`_place`,
+        :meth:`_place_bf`, :meth:`_best`: the reference); both make the same
         decisions; the fallback without numba is logged once (a warning).
     :raises InputError: unknown policy, rule or evaluator, negative weights.
 
-    ``compiled`` (bool): whether the compiled node choice is used.
+    ``compiled`` (bool): whether the compiled passes are used.
     """
 
     def __init__(self, cluster: Cluster, policy: str, W: float = 500, E: float = 1,
@@ -139,18 +140,17 @@ class Planner:
         self._log: list = []                   # nodes changed by the decisions of this pass
         self._evc: dict = {}                   # node -> {(file, t_k, cores): eviction penalty}, see _best
         self.evaluator = evaluator
-        self.compiled = evaluator == "compiled" and compiled.AVAILABLE and self.base != "fcfs"
-        self._pass = self.compiled    # whole passes in compiled.plan_pass / plan_pass_bf
-        if self._pass and self.bf:   # the holes (the truth in this mode; self.holes follows)
+        self.compiled = evaluator == "compiled" and compiled.AVAILABLE
+        if self.compiled and self.bf:   # the holes (the truth in this mode; self.holes follows)
             self.HS = np.zeros((self.P, 2 * cluster.m), dtype=np.int64)
             self.HC = np.zeros((self.P, 2 * cluster.m), dtype=np.int64)
             self.hn = np.zeros(self.P, dtype=np.int64)
-        if evaluator == "compiled" and not compiled.AVAILABLE and self.base != "fcfs" and not _warned:
+        if evaluator == "compiled" and not compiled.AVAILABLE and not _warned:
             _warned.append(True)
             logger.warning("evaluator compiled: numba is not installed (pip install 'iosched[fast]'); "
                            "the Python node choice is used (same decisions, slower)")
         if self.compiled:
-            cluster.keep_arrays(order=self._pass)
+            cluster.keep_arrays(order=True)
         self._bw = float(cluster.nodes[0].bandwidth)
         self._leo = (compiled.LEO_NONE if self.base != "leo" else
                      compiled.LEO_ARTIFACT if leo_rule == "artifact" else compiled.LEO_PAPER)
@@ -162,7 +162,7 @@ class Planner:
         for i in self._holed:
             self.holes[i] = []
         self._holed = set()
-        if self._pass and self.bf:
+        if self.compiled and self.bf:
             self.hn[:] = 0
         self.now_busy = 0
         self.biggest = 0
@@ -176,7 +176,7 @@ class Planner:
         if self.base != "fcfs":
             c.reset_intervals(t)
         running = c.running_nodes
-        if self._pass:
+        if self.compiled:
             return self._plan_compiled(jobs, t, nna, running)
         done = []
         if self.bf:
@@ -227,6 +227,7 @@ class Planner:
         m = c.m
         bf = self.bf
         lem = self.base == "lem"
+        fcfs = self.base == "fcfs"
         W, E = (1, 0) if self.base == "eft" else (self.W, self.E)   # LEM: above its threshold
         free = np.array([n.free for n in nodes], dtype=np.int64) if lem else np.zeros(0, dtype=np.int64)
         thr = float(self.threshold)
@@ -238,7 +239,7 @@ class Planner:
         while lo < len(jobs) and stop != compiled.FULL:
             chunk = jobs[lo:lo + self.CHUNK]
             row = arr.row
-            jr = np.array([row(j.file) if j.file else -1 for j in chunk], dtype=np.int64)
+            jr = np.array([row(j.file) if j.file and not fcfs else -1 for j in chunk], dtype=np.int64)
             jc = np.array([j.cores for j in chunk], dtype=np.int64)
             jf = np.array([j.file for j in chunk], dtype=np.int64)
             js = np.array([j.size for j in chunk], dtype=f32)
@@ -251,12 +252,12 @@ class Planner:
                         c.A, c.O, t, c.nb_cores, nna, busy, running, self.biggest, self.biggest_id, free,
                         jc, jf, jr, js, jw, i, float(W), float(E), lem, thr, self._leo, arr.meta, arr.size,
                         arr.iv, arr.n, arr.fs, arr.dseq, arr.dsize, Data._count + 1, self._bw,
-                        self.HS, self.HC, self.hn, out)
+                        self.HS, self.HC, self.hn, out, fcfs)
                 else:
                     i1, stop, nna, running, _ = compiled.plan_pass(
                         c.A, c.O, t, c.nb_cores, nna, running, free, jc, jf, jr, js, jw, i, float(W), float(E),
                         lem, thr, self._leo, arr.meta, arr.size, arr.iv, arr.n, arr.fs, arr.dseq, arr.dsize,
-                        Data._count + 1, self._bw, out)
+                        Data._count + 1, self._bw, out, fcfs)
                     dec = i1 - i
                 self.decisions += dec
                 self._sync(chunk, i, i1, out, touched, done)
@@ -305,6 +306,7 @@ class Planner:
         nodes = c.nodes
         arr = c.arrays
         live, by_file, tset, recs = c.live, c.by_file, c._touched, arr.recs
+        files = self.base != "fcfs"      # FCFS plans no interval
         for j, (k, start, load, new, *ids) in zip(chunk[i0:i1], out[i0:i1].tolist()):
             if k < 0:
                 j.start = -1
@@ -314,7 +316,7 @@ class Planner:
             j.start, j.node, j.cores_used, j.planned_load = start, node, ids[:j.cores], load
             touched.add(k)
             fid = j.file
-            if fid and new != 2:
+            if fid and files and new != 2:
                 d = node.data.get(fid)
                 if d is None:
                     d = c._record(node, fid, j.size)
@@ -431,15 +433,6 @@ class Planner:
                 return k, t, 0, True
             i = int(eat.argmin())
             return i, int(eat[i]), 0, False
-        if self.compiled:
-            arr = c.arrays
-            fid = j.file
-            k, pt, sc, ld = compiled.best(c.A, j.cores, t, fid, arr.frow.get(fid, -1) if fid else -1,
-                                          float(j.size), self._bw, float(W), float(E), self._leo, arr.meta,
-                                          arr.size, arr.iv, arr.n, arr.fs, c.m)
-            if not extra:
-                return k, pt, int(ld), False
-            return self._best_extra(j, t, W, E, extra, (sc, k, 0, pt, ld), P)
         base, loads = self._base(j, t, W)
         cut = P                     # LEO (artifact rule): EFT weights from node `cut` on
         now = None                  # LEO (paper rule): mask of the nodes with EFT weights
@@ -514,15 +507,6 @@ class Planner:
         m = self.c.m
         Wf, Ef = f32(W), f32(E)
         one, zero = f32(1), f32(0)
-        if self.base == "leo" and self.compiled:
-            col = self.c.A[:, j.cores - 1]
-            free = col <= t
-            first = int(free.argmax())
-            if free[first]:
-                if self.leo_rule == "artifact":
-                    cut = first
-                else:
-                    now = free
 
         def weights(k):
             if k >= cut or (now is not None and now[k]):

@@ -94,11 +94,10 @@ def speed_table(bench_dir) -> str:
 
 
 def uses_kernel(policy: str, evaluator: str) -> bool:
-    """Whether :class:`~iosched.locality.planner.Planner` makes ``policy``'s
-    node choices with the compiled kernel (:mod:`iosched.locality.compiled`):
-    ``evaluator="compiled"``, numba installed, and a policy that scores
-    files (FCFS's choice is one argmin, always in Python)."""
-    return evaluator == "compiled" and compiled.AVAILABLE and not policy.startswith("fcfs")
+    """Whether :class:`~iosched.locality.planner.Planner` plans ``policy``'s
+    passes in compiled code (:mod:`iosched.locality.compiled`):
+    ``evaluator="compiled"`` and numba installed (every policy)."""
+    return evaluator == "compiled" and compiled.AVAILABLE
 
 
 @click.command(name="locality")
