@@ -187,11 +187,11 @@ def score(eat: int, W: int, load, E: int, evict) -> int:
 
 class LiveArrays:
     """The live records of every node (those with planning intervals,
-    :attr:`Node.live`) in arrays, for the compiled node choice
+    :attr:`Node.live`) in arrays, for the compiled passes
     (:mod:`iosched.locality.compiled`); kept by :class:`Cluster` once
     :meth:`Cluster.keep_arrays` is called, updated at each change (a record
-    becoming live or not, an interval added, the intervals reset), never
-    rebuilt.
+    created, becoming live or not, an interval added, the intervals reset),
+    never rebuilt; the compiled passes update them the same way.
 
     Row ``i`` is node ``i`` (``P`` nodes), with ``n[i]`` slots in use
     (in no particular order; a removed slot takes the last one):

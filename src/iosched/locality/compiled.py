@@ -1,18 +1,25 @@
-"""The locality planner's node choice, compiled (numba).
+"""The locality planner's passes, compiled (numba).
 
-Gonthier et al. (Inria RR-9497, 2023), Algorithms 2-5, with the semantics
-of their artifact (``src/scheduler.c``): a job goes on the node of smallest
-score ``(int)(t_k + W*load + E*evict)`` in C float (binary32), the first in
-node order on ties. On the Uppmax day the scoring policies (eft, lea, leo,
-lem and their -bf variants) make 3.7-4.9 million such choices, each over
-450 nodes; in Python (:meth:`iosched.locality.planner.Planner._best` with
-:meth:`~iosched.locality.planner.Planner._base` and
-:func:`~iosched.locality.cluster.eviction_time`) that is most of a run's
-time. :func:`best` makes the same choice in machine code, from arrays the
-:class:`~iosched.locality.cluster.Cluster` keeps up to date (its matrix
-``A`` of sorted core available times, and its
-:class:`~iosched.locality.cluster.LiveArrays` of the files with planning
-intervals):
+Gonthier et al. (Inria RR-9497, 2023), Algorithms 1-5 and their
+conservative-backfilling variants (Section 4.3), with the semantics of
+their artifact (``src/scheduler.c``, ``basic_functions.c``,
+``backfill_functions.c``): a job goes on the node of smallest score
+``(int)(t_k + W*load + E*evict)`` in C float (binary32), the first in node
+order on ties. On the Uppmax day each policy makes 3.7-4.9 million such
+decisions, each over 450 nodes; in Python
+(:class:`iosched.locality.planner.Planner`) that was most of a run's time.
+:func:`plan_pass` (policies without backfilling) and :func:`plan_pass_bf`
+(the -bf policies) make a pass's decisions in machine code, on arrays the
+:class:`~iosched.locality.cluster.Cluster` keeps up to date between passes
+(never rebuilt): its matrices ``A`` (each node's core available times,
+sorted, s) and ``O`` (the core ids in that order), its
+:class:`~iosched.locality.cluster.LiveArrays` (the records of the files
+with planning intervals, their intervals, every record's ``seq`` and
+size), and the planner's holes (start, core id). The planner then brings
+its Python objects up to date (the jobs' plans, the touched nodes' cores
+and holes, the records' intervals), which the rest of the model reads.
+
+A decision (:func:`best`, the body of both passes):
 
 * per node ``k``: ``t_k = max(t, A[k, cores - 1])``; the load is that of
   :func:`~iosched.locality.cluster.load_time` (0 or ``le - t`` if a
@@ -26,21 +33,27 @@ intervals):
   (``Data.seq``), times ``cores / m``, over the bandwidth;
 * LEO's switch to EFT's weights (``W = 1, E = 0``): from the first node
   with ``t_k == t`` on (artifact rule) or on exactly those nodes (paper
-  rule).
+  rule); LEM's EFT weights below its busy threshold; FCFS: the first node
+  of smallest ``t_k``;
+* then the placement, the planning interval, and for -bf the holes and the
+  backfills exactly as the planner's Python methods do them (each kernel's
+  docstring names them).
 
-Every binary32 operation is the Python path's, in the same order, so the
-choices are the same (checked in ``tests/test_locality_compiled.py`` against
-the Python path, and on the whole Uppmax day: every policy's
-``jobs_<policy>.csv`` is byte-identical). The Python path remains the
-reference and the fallback: the planner's option ``evaluator``
+Every binary32 operation is the Python path's, in the same order, and every
+tie is broken the same way, so the decisions are the same (checked in
+``tests/test_locality_compiled.py`` against the Python path, the whole
+state after each pass included, and on the whole Uppmax day: every
+policy's ``jobs_<policy>.csv`` is byte-identical). The Python path remains
+the reference and the fallback: the planner's option ``evaluator``
 (:data:`EVALUATORS`; default ``"compiled"``, which uses the Python path
-when numba is missing). The backfilling candidates in holes, FCFS's choice
-(one argmin) and the placement stay in Python.
+when numba is missing).
 
-numba compiles the kernel at its first use in a process (a few seconds)
-and caches it next to this file (``__pycache__``) when it can write there.
-numba is an optional extra (``pip install 'iosched[fast]'``): without it
-this module still imports and :data:`AVAILABLE` is False.
+numba compiles the kernels at their first use in a process (several
+seconds) and caches them next to this file (``__pycache__``) when it can
+write there; loading them from that cache takes about 0.5 s at the first
+pass of a process. numba is an optional extra (``pip install
+'iosched[fast]'``): without it this module still imports and
+:data:`AVAILABLE` is False.
 """
 
 from __future__ import annotations

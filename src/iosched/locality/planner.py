@@ -31,6 +31,13 @@ semantics of the artifact (``src/scheduler.c``, ``basic_functions.c``,
 The planner mutates the :class:`~iosched.locality.cluster.Cluster` (core
 available times, planning intervals) and the jobs (``start``, ``node``,
 ``cores_used``, ``planned_load``).
+
+Two paths make the same decisions (option ``evaluator``): ``"compiled"``
+(default) plans whole passes in :mod:`iosched.locality.compiled` (numba)
+on the arrays the cluster keeps, then brings the Python objects up to
+date; ``"python"`` (:meth:`Planner._place`, :meth:`Planner._place_bf`,
+:meth:`Planner._backfill_only`, :meth:`Planner._best`) is the reference,
+and the fallback when numba is not installed.
 """
 
 from __future__ import annotations
