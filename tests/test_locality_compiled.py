@@ -298,3 +298,31 @@ def test_python_path_runs_when_compiled_is_off(monkeypatch, caplog):
 def test_unknown_evaluator_is_an_input_error():
     with pytest.raises(InputError, match="evaluator='fast' is unknown"):
         Planner(Cluster(2, 2), "lea", evaluator="fast")
+
+
+def test_scheduler_option_evaluator(tmp_path):
+    """The Batsim scheduler's option ``evaluator``: ``python`` and the
+    default give the same schedule on the embedded engine (lea-bf: holes,
+    loads and waits); an unknown value is an InputError at the start."""
+    import csv
+
+    from iosched.api import simulate
+    from iosched.experiments.locality.workload import to_batsim
+    from iosched.experiments.platforms import locality_xml
+    from iosched.schedulers.locality import Locality
+
+    from test_locality import _engine_vs_loop_jobs
+
+    (tmp_path / "p.xml").write_text(locality_xml(3, 4, 1e9, 128e9, "paper"))
+    to_batsim(_engine_vs_loop_jobs(11), tmp_path / "w.json", nb_res=12)
+    got = {}
+    for ev in (None, "python"):
+        opts = {"out": str(tmp_path / f"r{ev}"), "bandwidth": 1e9}
+        if ev:
+            opts["evaluator"] = ev
+        simulate(tmp_path / "p.xml", tmp_path / "w.json", "loc-lea-bf", opts, output_dir=tmp_path / f"o{ev}")
+        got[ev] = [(r["id"], r["node"], r["start"], r["end"], r["transfer"], r["waiting"])
+                   for r in csv.DictReader(open(tmp_path / f"r{ev}_jobs.csv"))]
+    assert len(got[None]) == 32 and got[None] == got["python"]
+    with pytest.raises(InputError, match="evaluator='fast' is unknown"):
+        Locality.make_core(Locality.__new__(Locality), {"policy": "lea", "evaluator": "fast"})
