@@ -107,7 +107,7 @@ class Planner:
     :param E: eviction weight (paper: 1).
     :param threshold: LEM's busy threshold, percent of nodes (paper: 80).
     :param leo_rule: ``"artifact"`` (default) or ``"paper"`` (module doc).
-    :param evaluator: the node choice's path,
+    :param evaluator: the planning passes' path,
         :data:`~iosched.locality.compiled.EVALUATORS`: ``"compiled"``
         (default: whole passes in :func:`iosched.locality.compiled.plan_pass`
         or :func:`~iosched.locality.compiled.plan_pass_bf`, numba machine
@@ -155,7 +155,7 @@ class Planner:
         if evaluator == "compiled" and not compiled.AVAILABLE and not _warned:
             _warned.append(True)
             logger.warning("evaluator compiled: numba is not installed (pip install 'iosched[fast]'); "
-                           "the Python node choice is used (same decisions, slower)")
+                           "the Python passes are used (same decisions, slower)")
         if self.compiled:
             cluster.keep_arrays(order=True)
         self._bw = float(cluster.nodes[0].bandwidth)

@@ -143,7 +143,7 @@ OPTIONS = {
     "threshold": "LEM: % of busy nodes above which LEA replaces EFT (80)",
     "cache_rule": "artifact (default) or paper",
     "leo_rule": "artifact (default) or paper",
-    "evaluator": "the planner's node choice: compiled (default; numba, else python) or python (same decisions)",
+    "evaluator": "the planner's passes: compiled (default; numba, else python) or python (same decisions)",
     "out": "path of the per-job output file",
     "bandwidth": "file-system bandwidth per node, bytes/s (0.1e9)",
 }

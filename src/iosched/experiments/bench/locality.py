@@ -14,9 +14,9 @@ artifact's ~4 min per policy on this machine type.
 for the policy (``DIR/jobs_<policy>.csv``, its row merged into
 ``DIR/uppmax_paper.{csv,md}``), so that one run gives both the table and
 the timing. ``--table`` writes ``results/bench/locality_speed.md`` from the
-JSON files (:func:`speed_table`). ``--evaluator`` is the planner's node
-choice (:data:`iosched.locality.compiled.EVALUATORS`; the JSON records it
-and whether the compiled kernel ran, :func:`uses_kernel`).
+JSON files (:func:`speed_table`). ``--evaluator`` chooses the planner's
+passes (:data:`iosched.locality.compiled.EVALUATORS`; the JSON records it
+and whether the compiled passes ran, :func:`uses_kernel`).
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def uses_kernel(policy: str, evaluator: str) -> bool:
 @click.option("--out", default="results/bench")
 @click.option("--results", default="", help="also write the reproduction outputs here")
 @click.option("--evaluator", type=click.Choice(compiled.EVALUATORS), default=compiled.EVALUATORS[0],
-              show_default=True, help="the planner's node choice: compiled (numba; python without it) or python")
+              show_default=True, help="the planner's passes: compiled (numba; python without it) or python")
 @click.option("--table", is_flag=True,
               help="only write OUT/locality_speed.md from the existing locality_<policy>.json")
 def bench_command(**options):
