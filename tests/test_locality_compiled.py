@@ -300,6 +300,15 @@ def test_unknown_evaluator_is_an_input_error():
         Planner(Cluster(2, 2), "lea", evaluator="fast")
 
 
+@needs_numba
+def test_compiled_pass_refuses_a_job_wider_than_a_node():
+    """The kernels index the core matrices by a job's cores: a job of more
+    cores than a node has is an InputError, not a read out of bounds."""
+    p = Planner(Cluster(2, 4), "lea-bf")
+    with pytest.raises(InputError, match="job x asks 5 cores; a node has 4"):
+        p.plan([LJob("ok", 0, 1, 5, 2, 1, 1.6), LJob("x", 0, 1, 5, 5, 1, 1.6)], 0)
+
+
 def test_scheduler_option_evaluator(tmp_path):
     """The Batsim scheduler's option ``evaluator``: ``python`` and the
     default give the same schedule on the embedded engine (lea-bf: holes,

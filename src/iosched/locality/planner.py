@@ -175,7 +175,10 @@ class Planner:
         self.biggest = 0
 
     def plan(self, jobs: list, t: int) -> list:
-        """Plan ``jobs`` (in order) at ``t``; returns the planned ones."""
+        """Plan ``jobs`` (in order) at ``t``; returns the planned ones.
+
+        :raises InputError: (compiled passes) a job asks fewer than 1 or
+            more cores than a node has (the Python path fails on it too)."""
         c = self.c
         nna = c.non_available(t)
         self._cache, self._log = {}, []
@@ -227,7 +230,9 @@ class Planner:
         the Python objects brought up to date: the jobs' plans, the touched
         nodes' cores (``avail``, ``order`` from the matrices ``A``, ``O``)
         and holes, and the records' planning intervals (as ``Cluster.place``,
-        ``Cluster.plan_interval`` and the backfilling placements leave them)."""
+        ``Cluster.plan_interval`` and the backfilling placements leave them).
+
+        :raises InputError: a job asks fewer than 1 or more cores than a node has."""
         c = self.c
         arr = c.arrays
         nodes = c.nodes
@@ -248,6 +253,9 @@ class Planner:
             row = arr.row
             jr = np.array([row(j.file) if j.file and not fcfs else -1 for j in chunk], dtype=np.int64)
             jc = np.array([j.cores for j in chunk], dtype=np.int64)
+            if jc.min() < 1 or jc.max() > m:     # (the kernels index the matrices by it)
+                bad = next(j for j in chunk if not 1 <= j.cores <= m)
+                raise InputError(f"locality: job {bad.id} asks {bad.cores} cores; a node has {m}")
             jf = np.array([j.file for j in chunk], dtype=np.int64)
             js = np.array([j.size for j in chunk], dtype=f32)
             jw = np.array([j.walltime for j in chunk], dtype=np.int64)
