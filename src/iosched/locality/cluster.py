@@ -47,8 +47,8 @@ import numpy as np
 
 from iosched.errors import InputError, ProfileError
 
-__all__ = ["Data", "Node", "Cluster", "f32", "transfer_seconds", "load_time", "eviction_time",
-           "score", "CACHE_RULES"]
+__all__ = ["Data", "Node", "Cluster", "LiveArrays", "f32", "transfer_seconds", "load_time",
+           "eviction_time", "score", "CACHE_RULES"]
 
 f32 = np.float32
 
@@ -81,7 +81,8 @@ class Data:
     on the node after the last user ended).
     """
 
-    __slots__ = ("id", "size", "load_end", "end", "users", "iv", "foreign_since", "node", "seq", "base")
+    __slots__ = ("id", "size", "load_end", "end", "users", "iv", "foreign_since", "node", "seq", "base",
+                 "slot")
 
     _count = 0
 
@@ -93,6 +94,7 @@ class Data:
         self.iv: list = []
         self.base = None     # the interval of the running state (reset_intervals), or None
         self.foreign_since = False
+        self.slot = -1       # its slot in the node's row of LiveArrays while live (if kept)
 
 
 class Node:
@@ -102,10 +104,12 @@ class Node:
     ids sorted by (available time, id)), ``avail`` (core id -> available
     time, s), ``running_end`` (core id -> ``start + walltime`` of the job
     running on it, or None), ``data`` (file id -> :class:`Data`, insertion
-    order)."""
+    order); ``row`` and ``orow``: its rows of the cluster's matrices
+    ``A`` (the sorted available times) and ``O`` (:attr:`order`; None
+    unless the cluster keeps it, :meth:`Cluster.keep_arrays`)."""
 
     __slots__ = ("index", "cores", "bandwidth", "memory", "free", "order", "avail",
-                 "running_end", "data", "row", "live")
+                 "running_end", "data", "row", "live", "orow")
 
     def __init__(self, index: int, cores: int, bandwidth: float, memory: float):
         self.index, self.cores = index, cores
@@ -116,6 +120,7 @@ class Node:
         self.running_end: list = [None] * cores
         self.data: dict = {}
         self.row = None
+        self.orow = None
         self.live: dict = {}    # file id -> record with planning intervals
 
     def resort(self) -> None:
@@ -125,6 +130,8 @@ class Node:
         self.order = sorted(range(self.cores), key=av.__getitem__)   # stable: ties by id
         if self.row is not None:
             self.row[:] = sorted(av)
+        if self.orow is not None:
+            self.orow[:] = self.order
 
     def eat(self, c: int) -> int:
         """Time (s) at which ``c`` cores are available (the c-th smallest)."""
@@ -178,6 +185,149 @@ def score(eat: int, W: int, load, E: int, evict) -> int:
     return int(f32(base + f32(f32(E) * f32(evict))))
 
 
+class LiveArrays:
+    """The live records of every node (those with planning intervals,
+    :attr:`Node.live`) in arrays, for the compiled passes
+    (:mod:`iosched.locality.compiled`); kept by :class:`Cluster` once
+    :meth:`Cluster.keep_arrays` is called, updated at each change (a record
+    created, becoming live or not, an interval added, the intervals reset),
+    never rebuilt; the compiled passes update them the same way.
+
+    Row ``i`` is node ``i`` (``P`` nodes), with ``n[i]`` slots in use
+    (in no particular order; a removed slot takes the last one):
+
+    * ``meta``: int64 ``(P, K, 4)``: file id, the record's ``seq`` (the
+      node's data-list order), number of intervals, end (s) of its last
+      interval;
+    * ``size``: binary32 ``(P, K)``: the file's size (GB);
+    * ``iv``: int64 ``(P, K, J, 3)``: the intervals ``(start, load end,
+      end)`` (s) in :attr:`Data.iv` order;
+    * ``n``: int64 ``(P,)``;
+    * ``fs``: int64 ``(F, P)``: ``fs[frow[f], i]`` is 1 + the slot of file
+      ``f`` on node ``i``, 0 where it is not live (``frow``: file id -> row,
+      given at the file's first record, live or not, or by :meth:`row`);
+    * ``dseq``: int64 ``(F, P)`` and ``dsize``: binary32 ``(F, P)``: the
+      ``seq`` and size (GB) of every record of file ``f`` on node ``i``,
+      live or not (``dseq`` 0: no record).
+
+    ``K``, ``J`` and ``F`` double when a node has more live records, a
+    record more intervals or the rows more files than they hold (the arrays
+    are then replaced: read them from this object at each use).
+    """
+
+    def __init__(self, P: int, K: int = 8, J: int = 8, F: int = 64):
+        self.meta = np.zeros((P, K, 4), dtype=np.int64)
+        self.size = np.zeros((P, K), dtype=f32)
+        self.iv = np.zeros((P, K, J, 3), dtype=np.int64)
+        self.n = np.zeros(P, dtype=np.int64)
+        self.fs = np.zeros((F, P), dtype=np.int64)
+        self.dseq = np.zeros((F, P), dtype=np.int64)
+        self.dsize = np.zeros((F, P), dtype=f32)
+        self.frow: dict = {}
+        self.recs: list = [[] for _ in range(P)]   # node -> records in slot order
+
+    def row(self, fid: int) -> int:
+        """The row of file ``fid`` in ``fs``, ``dseq``, ``dsize`` (given now
+        if it has none: the arrays may be replaced)."""
+        r = self.frow.get(fid)
+        if r is None:
+            r = self.frow[fid] = len(self.frow)
+            if r == self.fs.shape[0]:
+                for name in ("fs", "dseq", "dsize"):
+                    a = getattr(self, name)
+                    b = np.zeros((2 * r, a.shape[1]), dtype=a.dtype)
+                    b[:r] = a
+                    setattr(self, name, b)
+        return r
+
+    def record(self, d: Data) -> None:
+        """Record ``d`` was created: its ``seq`` and size."""
+        r = self.row(d.id)
+        self.dseq[r, d.node] = d.seq
+        self.dsize[r, d.node] = d.size
+
+    def grow_slots(self) -> None:
+        """Double ``K`` (the live records a node can hold)."""
+        P, K, J = self.iv.shape[:3]
+        meta, size, iv = self.meta, self.size, self.iv
+        self.meta = np.zeros((P, 2 * K, 4), dtype=np.int64)
+        self.size = np.zeros((P, 2 * K), dtype=f32)
+        self.iv = np.zeros((P, 2 * K, J, 3), dtype=np.int64)
+        self.meta[:, :K], self.size[:, :K], self.iv[:, :K] = meta, size, iv
+
+    def add(self, d: Data) -> None:
+        """Record ``d`` (not yet in its node's row) becomes live, with the
+        intervals ``d.iv``."""
+        i = d.node
+        s = int(self.n[i])
+        if s == self.meta.shape[1]:
+            self.grow_slots()
+        self.n[i] = s + 1
+        self.recs[i].append(d)
+        d.slot = s
+        r = self.row(d.id)
+        self.fs[r, i] = s + 1
+        self.size[i, s] = d.size
+        ivs = d.iv
+        if len(ivs) == 1:
+            self.iv[i, s, 0] = ivs[0]
+            self.meta[i, s] = (d.id, d.seq, 1, ivs[0][2])
+        else:
+            self.meta[i, s, :2] = (d.id, d.seq)
+            self.set_iv(d)
+
+    def set_iv(self, d: Data) -> None:
+        """Write every interval of live record ``d``."""
+        ivs = d.iv
+        i, s = d.node, d.slot
+        if len(ivs) == 1:
+            self.iv[i, s, 0] = ivs[0]
+            self.meta[i, s, 2:] = (1, ivs[0][2])
+            return
+        while len(ivs) > self.iv.shape[2]:
+            self.grow_intervals()
+        if ivs:
+            self.iv[i, s, :len(ivs)] = ivs
+        self.meta[i, s, 2:] = (len(ivs), ivs[-1][2] if ivs else 0)
+
+    def append_iv(self, d: Data) -> None:
+        """Write the last interval of live record ``d`` (just appended)."""
+        i, s = d.node, d.slot
+        q = len(d.iv) - 1
+        if q == self.iv.shape[2]:
+            self.grow_intervals()
+        v = d.iv[q]
+        self.iv[i, s, q] = v
+        meta = self.meta[i, s]
+        meta[2] = q + 1
+        meta[3] = v[2]
+
+    def remove(self, d: Data) -> None:
+        """Record ``d`` is no longer live (the last slot of its row takes its slot)."""
+        i, s = d.node, d.slot
+        last = int(self.n[i]) - 1
+        recs = self.recs[i]
+        if s != last:
+            o = recs[last]
+            self.meta[i, s] = self.meta[i, last]
+            self.size[i, s] = self.size[i, last]
+            self.iv[i, s] = self.iv[i, last]
+            recs[s] = o
+            o.slot = s
+            self.fs[self.frow[o.id], i] = s + 1
+        self.fs[self.frow[d.id], i] = 0
+        recs.pop()
+        self.n[i] = last
+        d.slot = -1
+
+    def grow_intervals(self) -> None:
+        """Double ``J`` (the intervals a record can hold)."""
+        P, K, J = self.iv.shape[:3]
+        iv = self.iv
+        self.iv = np.zeros((P, K, 2 * J, 3), dtype=np.int64)
+        self.iv[:, :, :J] = iv
+
+
 class Cluster:
     """Nodes, running-node count and the data rules of the locality model.
 
@@ -215,6 +365,27 @@ class Cluster:
         self._based: set = set()    # records with a running-state interval (Data.base)
         self._touched: set = set()  # records given planned intervals since the last reset
         self._changed: set = set()  # records started or ended since the last reset
+        self.arrays = None          # LiveArrays, once keep_arrays is called
+        self.O = None               # the cores' order, one row per node (keep_arrays)
+
+    def keep_arrays(self, order: bool = False) -> LiveArrays:
+        """Keep the records in a :class:`LiveArrays` (:attr:`arrays`) from
+        now on, for :mod:`iosched.locality.compiled`, and with ``order``
+        the cores' order in the matrix ``O`` (int64 ``(P, m)``, row ``i``
+        is node ``i``'s :attr:`Node.order`); returns the arrays. Built once
+        from the current state, then updated incrementally."""
+        if self.arrays is None:
+            self.arrays = LiveArrays(len(self.nodes))
+            for n in self.nodes:
+                for d in n.data.values():
+                    self.arrays.record(d)
+                for d in n.live.values():
+                    self.arrays.add(d)
+        if order and self.O is None:
+            self.O = np.array([n.order for n in self.nodes], dtype=np.int64).reshape(len(self.nodes), self.m)
+            for n in self.nodes:
+                n.orow = self.O[n.index]
+        return self.arrays
 
     # ------------------------------------------------------------- planning
     def holders(self, file_id: int):
@@ -224,17 +395,28 @@ class Cluster:
 
     def _record(self, node: Node, file_id: int, size) -> Data:
         d = node.data[file_id] = Data(file_id, size, node.index)
+        if self.arrays is not None:
+            self.arrays.record(d)
         return d
 
-    def _live(self, d: Data, node_index: int) -> None:
+    def _live(self, d: Data, node_index: int) -> bool:
+        """``d`` has planning intervals (``d.iv``); returns whether it was
+        not live before (then its intervals are in :attr:`arrays`)."""
         self.live.add(d)
         self.by_file.setdefault(d.id, {})[node_index] = d
-        self.nodes[node_index].live[d.id] = d
+        live = self.nodes[node_index].live
+        if d.id in live:
+            return False
+        live[d.id] = d
+        if self.arrays is not None:
+            self.arrays.add(d)
+        return True
 
     def _unlive(self, d: Data) -> None:
         self.live.discard(d)
         self.by_file[d.id].pop(d.node, None)
-        self.nodes[d.node].live.pop(d.id, None)
+        if self.nodes[d.node].live.pop(d.id, None) is not None and self.arrays is not None:
+            self.arrays.remove(d)
 
     def non_available(self, t: int) -> int:
         """Cores whose available time is after ``t`` (``get_nb_non_available_cores``)."""
@@ -255,6 +437,8 @@ class Cluster:
                 n.avail = [t] * n.cores
                 n.order = list(range(n.cores))
                 n.row[:] = t
+                if n.orow is not None:
+                    n.orow[:] = n.order
                 continue
             re = n.running_end
             n.avail = [t if re[k] is None else re[k] for k in range(n.cores)]
@@ -293,6 +477,8 @@ class Cluster:
                 self._unlive(d)
             else:
                 d.iv = [d.base]
+                if self.arrays is not None:
+                    self.arrays.set_iv(d)
         self._touched = set()
         for d in self._based - now:
             d.base = None
@@ -304,7 +490,8 @@ class Cluster:
             else:
                 d.base = (t, t, t if self.cache_rule == "artifact" else FOREVER)
             d.iv = [d.base]
-            self._live(d, d.node)
+            if not self._live(d, d.node) and self.arrays is not None:
+                self.arrays.set_iv(d)
         self._based = now
         self._changed = set()
 
@@ -338,6 +525,8 @@ class Cluster:
         if row is not None:
             row[:p] = row[cores:cores + p]
             row[p:p + cores] = end
+        if node.orow is not None:
+            node.orow[:] = node.order
         return ids, newly
 
     def plan_interval(self, node: Node, file_id: int, size, start: int, load: int, end: int) -> None:
@@ -350,7 +539,8 @@ class Cluster:
             d = self._record(node, file_id, size)
         d.iv.append((start, start + load, end))
         self._touched.add(d)
-        self._live(d, node.index)
+        if not self._live(d, node.index) and self.arrays is not None:
+            self.arrays.append_iv(d)
 
     # -------------------------------------------------------------- running
     def start(self, node: Node, cores: list, file_id: int, size, t: int, planned_end: int) -> tuple:

@@ -31,16 +31,30 @@ semantics of the artifact (``src/scheduler.c``, ``basic_functions.c``,
 The planner mutates the :class:`~iosched.locality.cluster.Cluster` (core
 available times, planning intervals) and the jobs (``start``, ``node``,
 ``cores_used``, ``planned_load``).
+
+Two paths make the same decisions (option ``evaluator``): ``"compiled"``
+(default) plans whole passes in :mod:`iosched.locality.compiled` (numba)
+on the arrays the cluster keeps, then brings the Python objects up to
+date; ``"python"`` (:meth:`Planner._place`, :meth:`Planner._place_bf`,
+:meth:`Planner._backfill_only`, :meth:`Planner._best`) is the reference,
+and the fallback when numba is not installed.
 """
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from iosched.errors import InputError
-from iosched.locality.cluster import Cluster, eviction_time, f32, load_time
+from iosched.locality import compiled
+from iosched.locality.cluster import Cluster, Data, eviction_time, f32, load_time
 
 __all__ = ["POLICIES", "Planner", "LJob"]
+
+logger = logging.getLogger("iosched.locality.planner")
+
+_warned = []   # the missing-numba warning is logged once a process
 
 #: The paper's policy names.
 POLICIES = ("fcfs", "eft", "lea", "leo", "lem", "fcfs-bf", "eft-bf", "lea-bf", "leo-bf", "lem-bf")
@@ -93,13 +107,25 @@ class Planner:
     :param E: eviction weight (paper: 1).
     :param threshold: LEM's busy threshold, percent of nodes (paper: 80).
     :param leo_rule: ``"artifact"`` (default) or ``"paper"`` (module doc).
-    :raises InputError: unknown policy or rule, negative weights.
+    :param evaluator: the planning passes' path,
+        :data:`~iosched.locality.compiled.EVALUATORS`: ``"compiled"``
+        (default: whole passes in :func:`iosched.locality.compiled.plan_pass`
+        or :func:`~iosched.locality.compiled.plan_pass_bf`, numba machine
+        code; without numba the Python path) or ``"python"`` (:meth:`_place`,
+        :meth:`_place_bf`, :meth:`_best`: the reference); both make the same
+        decisions; the fallback without numba is logged once (a warning).
+    :raises InputError: unknown policy, rule or evaluator, negative weights.
+
+    ``compiled`` (bool): whether the compiled passes are used.
     """
 
     def __init__(self, cluster: Cluster, policy: str, W: float = 500, E: float = 1,
-                 threshold: float = 80, leo_rule: str = "artifact"):
+                 threshold: float = 80, leo_rule: str = "artifact", evaluator: str = "compiled"):
         if policy not in POLICIES:
             raise InputError(f"policy={policy!r} is unknown; expected one of {', '.join(POLICIES)}")
+        if evaluator not in compiled.EVALUATORS:
+            raise InputError(f"evaluator={evaluator!r} is unknown; expected one of "
+                             f"{', '.join(compiled.EVALUATORS)}")
         if leo_rule not in ("artifact", "paper"):
             raise InputError(f"leo_rule={leo_rule!r} is unknown; expected artifact or paper")
         if not (W >= 0 and E >= 0 and 0 <= threshold <= 100):
@@ -120,6 +146,21 @@ class Planner:
         self._cache: dict = {}                 # (file, size, cores, W) -> see _base
         self._log: list = []                   # nodes changed by the decisions of this pass
         self._evc: dict = {}                   # node -> {(file, t_k, cores): eviction penalty}, see _best
+        self.evaluator = evaluator
+        self.compiled = evaluator == "compiled" and compiled.AVAILABLE
+        if self.compiled and self.bf:   # the holes (the truth in this mode; self.holes follows)
+            self.HS = np.zeros((self.P, 2 * cluster.m), dtype=np.int64)
+            self.HC = np.zeros((self.P, 2 * cluster.m), dtype=np.int64)
+            self.hn = np.zeros(self.P, dtype=np.int64)
+        if evaluator == "compiled" and not compiled.AVAILABLE and not _warned:
+            _warned.append(True)
+            logger.warning("evaluator compiled: numba is not installed (pip install 'iosched[fast]'); "
+                           "the Python passes are used (same decisions, slower)")
+        if self.compiled:
+            cluster.keep_arrays(order=True)
+        self._bw = float(cluster.nodes[0].bandwidth)
+        self._leo = (compiled.LEO_NONE if self.base != "leo" else
+                     compiled.LEO_ARTIFACT if leo_rule == "artifact" else compiled.LEO_PAPER)
 
     # ------------------------------------------------------------ public
     def reset(self, t: int) -> None:
@@ -128,11 +169,16 @@ class Planner:
         for i in self._holed:
             self.holes[i] = []
         self._holed = set()
+        if self.compiled and self.bf:
+            self.hn[:] = 0
         self.now_busy = 0
         self.biggest = 0
 
     def plan(self, jobs: list, t: int) -> list:
-        """Plan ``jobs`` (in order) at ``t``; returns the planned ones."""
+        """Plan ``jobs`` (in order) at ``t``; returns the planned ones.
+
+        :raises InputError: (compiled passes) a job asks fewer than 1 or
+            more cores than a node has (the Python path fails on it too)."""
         c = self.c
         nna = c.non_available(t)
         self._cache, self._log = {}, []
@@ -140,6 +186,8 @@ class Planner:
         if self.base != "fcfs":
             c.reset_intervals(t)
         running = c.running_nodes
+        if self.compiled:
+            return self._plan_compiled(jobs, t, nna, running)
         done = []
         if self.bf:
             busy_t = self.now_busy
@@ -172,6 +220,129 @@ class Planner:
         if self.bf:
             self.now_busy = busy_t
         return done
+
+    #: jobs handed to :func:`compiled.plan_pass` at a time
+    CHUNK = 256
+
+    def _plan_compiled(self, jobs: list, t: int, nna: int, running: int) -> list:
+        """:meth:`plan` in :func:`compiled.plan_pass` (no backfilling) or
+        :func:`compiled.plan_pass_bf` (chunks of :attr:`CHUNK` jobs), then
+        the Python objects brought up to date: the jobs' plans, the touched
+        nodes' cores (``avail``, ``order`` from the matrices ``A``, ``O``)
+        and holes, and the records' planning intervals (as ``Cluster.place``,
+        ``Cluster.plan_interval`` and the backfilling placements leave them).
+
+        :raises InputError: a job asks fewer than 1 or more cores than a node has."""
+        c = self.c
+        arr = c.arrays
+        nodes = c.nodes
+        m = c.m
+        bf = self.bf
+        lem = self.base == "lem"
+        fcfs = self.base == "fcfs"
+        W, E = (1, 0) if self.base == "eft" else (self.W, self.E)   # LEM: above its threshold
+        free = np.array([n.free for n in nodes], dtype=np.int64) if lem else np.zeros(0, dtype=np.int64)
+        thr = float(self.threshold)
+        busy = self.now_busy
+        touched = set()
+        done = []
+        lo = 0
+        stop = compiled.DONE
+        while lo < len(jobs) and stop != compiled.FULL:
+            chunk = jobs[lo:lo + self.CHUNK]
+            row = arr.row
+            jr = np.array([row(j.file) if j.file and not fcfs else -1 for j in chunk], dtype=np.int64)
+            jc = np.array([j.cores for j in chunk], dtype=np.int64)
+            if jc.min() < 1 or jc.max() > m:     # (the kernels index the matrices by it)
+                bad = next(j for j in chunk if not 1 <= j.cores <= m)
+                raise InputError(f"locality: job {bad.id} asks {bad.cores} cores; a node has {m}")
+            jf = np.array([j.file for j in chunk], dtype=np.int64)
+            js = np.array([j.size for j in chunk], dtype=f32)
+            jw = np.array([j.walltime for j in chunk], dtype=np.int64)
+            out = np.empty((len(chunk), 4 + m), dtype=np.int64)
+            i = 0
+            while True:
+                if bf:
+                    i1, stop, nna, busy, running, self.biggest, self.biggest_id, _, dec = compiled.plan_pass_bf(
+                        c.A, c.O, t, c.nb_cores, nna, busy, running, self.biggest, self.biggest_id, free,
+                        jc, jf, jr, js, jw, i, float(W), float(E), lem, thr, self._leo, arr.meta, arr.size,
+                        arr.iv, arr.n, arr.fs, arr.dseq, arr.dsize, Data._count + 1, self._bw,
+                        self.HS, self.HC, self.hn, out, fcfs)
+                else:
+                    i1, stop, nna, running, _ = compiled.plan_pass(
+                        c.A, c.O, t, c.nb_cores, nna, running, free, jc, jf, jr, js, jw, i, float(W), float(E),
+                        lem, thr, self._leo, arr.meta, arr.size, arr.iv, arr.n, arr.fs, arr.dseq, arr.dsize,
+                        Data._count + 1, self._bw, out, fcfs)
+                    dec = i1 - i
+                self.decisions += dec
+                self._sync(chunk, i, i1, out, touched, done)
+                if stop == compiled.GROW_SLOTS:
+                    arr.grow_slots()
+                elif stop == compiled.GROW_INTERVALS:
+                    arr.grow_intervals()
+                elif stop == compiled.GROW_HOLES:
+                    self._grow_holes()
+                else:
+                    break
+                i = i1
+            lo += i1
+        for j in jobs[lo:]:
+            j.start = -1
+        self.now_busy = busy
+        for k in touched:
+            node = nodes[k]
+            order = node.orow.tolist()
+            node.order = order
+            av = node.avail
+            for q, a in zip(order, node.row.tolist()):
+                av[q] = a
+            if bf:
+                h = int(self.hn[k])
+                self.holes[k] = list(zip(self.HS[k, :h].tolist(), self.HC[k, :h].tolist()))
+                if h:
+                    self._holed.add(k)
+        c.dirty |= touched
+        return done
+
+    def _grow_holes(self) -> None:
+        for name in ("HS", "HC"):
+            a = getattr(self, name)
+            b = np.zeros((a.shape[0], 2 * a.shape[1]), dtype=a.dtype)
+            b[:, :a.shape[1]] = a
+            setattr(self, name, b)
+
+    def _sync(self, chunk, i0, i1, out, touched, done) -> None:
+        """The plans of ``chunk[i0:i1]`` (rows of ``out``, see
+        :func:`compiled.plan_pass_bf`) into the jobs (the planned ones
+        appended to ``done``) and the records."""
+        if i1 <= i0:
+            return
+        c = self.c
+        nodes = c.nodes
+        arr = c.arrays
+        live, by_file, tset, recs = c.live, c.by_file, c._touched, arr.recs
+        files = self.base != "fcfs"      # FCFS plans no interval
+        for j, (k, start, load, new, *ids) in zip(chunk[i0:i1], out[i0:i1].tolist()):
+            if k < 0:
+                j.start = -1
+                continue
+            done.append(j)
+            node = nodes[k]
+            j.start, j.node, j.cores_used, j.planned_load = start, node, ids[:j.cores], load
+            touched.add(k)
+            fid = j.file
+            if fid and files and new != 2:
+                d = node.data.get(fid)
+                if d is None:
+                    d = c._record(node, fid, j.size)
+                d.iv.append((start, start + load, start + j.walltime))
+                tset.add(d)
+                if new:
+                    live.add(d)
+                    by_file.setdefault(fid, {})[k] = d
+                    node.live[fid] = d
+                    d.slot = len(recs[k])
+                    recs[k].append(d)
 
     # ------------------------------------------------------------ scoring
     def _weights(self, running: int) -> tuple:
@@ -292,14 +463,8 @@ class Planner:
                     now = free
                     base = np.where(free, base1, base)
                 # (the loads do not depend on W: loads1 == loads)
-        Wf, Ef = f32(W), f32(E)
-        one, zero = f32(1), f32(0)
-
-        def weights(k):
-            if k >= cut or (now is not None and now[k]):
-                return one, zero
-            return Wf, Ef
-
+        Ef = f32(E)
+        zero = f32(0)
         L = f32(j.size) / nodes[0].bandwidth
         m0 = int(base[base.argmin()])
         best = None   # (score, node index, in hole, start, load)
@@ -346,6 +511,23 @@ class Planner:
             # nodes whose base score is above m0 but not above the best score
             first = False
             lim = best[0] + 1
+        return self._best_extra(j, t, W, E, extra, best, cut, now)
+
+    def _best_extra(self, j, t, W, E, extra, best, cut, now=None):
+        """:meth:`_best`'s backfills in holes at ``t`` (``extra``, may be
+        empty) against ``best`` = ``(score, index, 0, start, load)`` of the
+        nodes' own placements; ``cut``/``now``: LEO's nodes with EFT's
+        weights (:meth:`_best`; ``now`` None: from ``cut`` on)."""
+        nodes = self.c.nodes
+        m = self.c.m
+        Wf, Ef = f32(W), f32(E)
+        one, zero = f32(1), f32(0)
+
+        def weights(k):
+            if k >= cut or (now is not None and now[k]):
+                return one, zero
+            return Wf, Ef
+
         for k in sorted(extra or ()):
             ld = load_time(nodes[k], j.file, j.size, t, t) if j.file else f32(0.0)
             Wk, Ek = weights(k)

@@ -55,6 +55,7 @@ from iosched.batsim.jobs import walltime_seconds
 from iosched.checks import option_number
 from iosched.errors import InputError
 from iosched.locality.cluster import CACHE_RULES
+from iosched.locality.compiled import EVALUATORS
 from iosched.locality.metrics import summarize, write_jobs
 from iosched.locality.planner import POLICIES, LJob, Planner
 from iosched.locality.policy import GB, PROFILE, LocalityPolicy, OneNodePlacer, file_order
@@ -142,6 +143,7 @@ OPTIONS = {
     "threshold": "LEM: % of busy nodes above which LEA replaces EFT (80)",
     "cache_rule": "artifact (default) or paper",
     "leo_rule": "artifact (default) or paper",
+    "evaluator": "the planner's passes: compiled (default; numba, else python) or python (same decisions)",
     "out": "path of the per-job output file",
     "bandwidth": "file-system bandwidth per node, bytes/s (0.1e9)",
 }
@@ -172,10 +174,13 @@ class Locality(PybatsimScheduler):
         if rule not in CACHE_RULES:
             raise InputError(f"cache_rule={rule!r} is unknown; expected one of {', '.join(CACHE_RULES)}")
         leo_rule = str(options.get("leo_rule", "artifact"))
+        evaluator = str(options.get("evaluator", EVALUATORS[0]))
+        if evaluator not in EVALUATORS:
+            raise InputError(f"evaluator={evaluator!r} is unknown; expected one of {', '.join(EVALUATORS)}")
         self.out = options.get("out")
         self.policy_name = pol
         bandwidth = option_number(options, "bandwidth", 0.1e9, minimum=0, exclusive_minimum=True) / GB
-        self.pol = LocalityPolicy(lambda c: Planner(c, pol, W, E, thr, leo_rule), cache_rule=rule,
+        self.pol = LocalityPolicy(lambda c: Planner(c, pol, W, E, thr, leo_rule, evaluator), cache_rule=rule,
                                   bandwidth=bandwidth, clock=lambda: self.bs.time())
         self.jobs: dict = {}         # static id -> LJob
         self.t_start: dict = {}      # static id -> start time (s)

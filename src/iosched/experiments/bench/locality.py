@@ -14,7 +14,9 @@ artifact's ~4 min per policy on this machine type.
 for the policy (``DIR/jobs_<policy>.csv``, its row merged into
 ``DIR/uppmax_paper.{csv,md}``), so that one run gives both the table and
 the timing. ``--table`` writes ``results/bench/locality_speed.md`` from the
-JSON files (:func:`speed_table`).
+JSON files (:func:`speed_table`). ``--evaluator`` chooses the planner's
+passes (:data:`iosched.locality.compiled.EVALUATORS`; the JSON records it
+and whether the compiled passes ran, :func:`uses_kernel`).
 """
 
 from __future__ import annotations
@@ -31,10 +33,11 @@ import numpy as np
 from iosched.errors import InputError
 from iosched.experiments.common import calibrate, cpu_times, steal_share, write_result
 from iosched.experiments.locality.reproduction import DATA, merge_rows, run_policy
+from iosched.locality import compiled
 from iosched.locality.metrics import write_jobs
 from iosched.locality.planner import POLICIES
 
-__all__ = ["bench_command", "bucket_stats", "speed_table"]
+__all__ = ["bench_command", "bucket_stats", "speed_table", "uses_kernel"]
 
 #: artifact's time per policy on this machine type (s), from the issue
 TARGET_S = 240.0
@@ -90,12 +93,21 @@ def speed_table(bench_dir) -> str:
     return "\n".join(rows) + "\n"
 
 
+def uses_kernel(policy: str, evaluator: str) -> bool:
+    """Whether :class:`~iosched.locality.planner.Planner` plans ``policy``'s
+    passes in compiled code (:mod:`iosched.locality.compiled`):
+    ``evaluator="compiled"`` and numba installed (every policy)."""
+    return evaluator == "compiled" and compiled.AVAILABLE
+
+
 @click.command(name="locality")
 @click.option("--policies", default=",".join(POLICIES))
 @click.option("--workload", default=str(DATA / "2022-09-10_V10000_anonymous.txt"))
 @click.option("--cluster", default=str(DATA / "cluster_450_128_32_256_4_1024.txt"))
 @click.option("--out", default="results/bench")
 @click.option("--results", default="", help="also write the reproduction outputs here")
+@click.option("--evaluator", type=click.Choice(compiled.EVALUATORS), default=compiled.EVALUATORS[0],
+              show_default=True, help="the planner's passes: compiled (numba; python without it) or python")
 @click.option("--table", is_flag=True,
               help="only write OUT/locality_speed.md from the existing locality_<policy>.json")
 def bench_command(**options):
@@ -113,10 +125,11 @@ def bench_command(**options):
             before = cpu_times()
             c0 = time.process_time()
             t0 = time.perf_counter()
-            row, res, _ = run_policy(a.workload, a.cluster, p)
+            row, res, _ = run_policy(a.workload, a.cluster, p, evaluator=a.evaluator)
             wall = time.perf_counter() - t0
             cpu = time.process_time() - c0
-            write_result({"benchmark": "locality_uppmax", "policy": p, "wall_s": round(wall, 1),
+            write_result({"benchmark": "locality_uppmax", "policy": p, "evaluator": a.evaluator,
+                          "compiled": uses_kernel(p, a.evaluator), "wall_s": round(wall, 1),
                           "cpu_s": round(cpu, 1), "target_s": TARGET_S, "target_met": wall <= TARGET_S,
                           "passes": res["passes"], "decisions": res["decisions"],
                           "planning_s": round(res["seconds"], 1),

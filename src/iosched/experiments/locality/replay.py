@@ -108,8 +108,13 @@ def replay(jobs: list, planner: Planner, *, until_evaluated: bool = True, trace=
         d0 = planner.decisions
         planner.plan(jobs_to_plan, now)
         pass_times.append((len(jobs_to_plan), time.perf_counter() - t1, planner.decisions - d0))
-        for st in {j.start for j in jobs_to_plan if j.start >= 0}:   # the next event seconds
-            heapq.heappush(starts, (st, version))
+        sts = {j.start for j in jobs_to_plan if j.start >= 0}   # the next event seconds
+        if starts:
+            for st in sts:
+                heapq.heappush(starts, (st, version))
+        else:
+            starts.extend((st, version) for st in sts)
+            heapq.heapify(starts)
 
     start_jobs(t)
     i = 0
@@ -145,6 +150,7 @@ def replay(jobs: list, planner: Planner, *, until_evaluated: bool = True, trace=
         if finished and (queue or new):
             queue.extend(new)
             version += 1
+            starts.clear()     # every entry is of an older version: none would be used
             planner.reset(t)
             run_pass(queue, t)
             start_jobs(t)
