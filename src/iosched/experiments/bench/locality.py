@@ -39,8 +39,9 @@ from iosched.locality.planner import POLICIES
 
 __all__ = ["bench_command", "bucket_stats", "speed_table", "uses_kernel"]
 
-#: artifact's time per policy on this machine type (s), from the issue
-TARGET_S = 240.0
+#: wall time per policy on the Uppmax day (s): issue 28's target (issue 13's
+#: was 240 s, the artifact's time on this machine type)
+TARGET_S = 60.0
 
 BUCKETS = ((1, 1), (2, 9), (10, 99), (100, 999), (1000, 10**9))
 
