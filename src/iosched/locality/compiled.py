@@ -361,25 +361,8 @@ def plan_pass(A, O, t, nb_cores, nna, running, free, jc, jf, jr, js, jw, i0, W, 
         # the planning interval (Cluster.plan_interval)
         new = 0
         if fid != 0:
-            if s < 0:
-                s = n[k]
-                n[k] = s + 1
-                fs[r, k] = s + 1
-                if dseq[r, k] == 0:
-                    dseq[r, k] = next_seq
-                    dsize[r, k] = js[i]
-                    next_seq += 1
-                meta[k, s, 0] = fid
-                meta[k, s, 1] = dseq[r, k]
-                meta[k, s, 2] = 0
-                sizes[k, s] = dsize[r, k]
-                new = 1
-            q = meta[k, s, 2]
-            iv[k, s, q, 0] = pt
-            iv[k, s, q, 1] = pt + load
-            iv[k, s, q, 2] = end
-            meta[k, s, 2] = q + 1
-            meta[k, s, 3] = end
+            new, next_seq = _interval(k, fid, r, pt, load, end, js[i], meta, sizes, iv, n, fs, dseq,
+                                      dsize, next_seq)
         out[i, 0] = k
         out[i, 1] = pt
         out[i, 2] = load
