@@ -399,11 +399,11 @@ class ReferencePlanner(Planner):
         return k, start, int(ld), bool(hole)
 
 
-def _scenario(seed, policy, planner_cls, leo_rule):
-    """A small random cluster with running jobs, ended files and a queue;
-    times from a small set so that scores tie often. Returns the plans of
-    three passes (a full re-plan, new jobs only, a re-plan after an end)."""
-    rnd = random.Random(seed)
+def random_cluster(rnd, planner_cls, policy, leo_rule):
+    """A small random cluster (3-8 nodes of 2-4 cores) with jobs running on
+    it and a planner of ``policy`` over it, drawn from ``rnd``; times from a
+    small set so that scores tie often. Returns ``(cluster, planner, file
+    sizes, running (node, core ids, file) triples, t = 10)``."""
     P, m = rnd.choice([(3, 2), (5, 4), (8, 4)])
     c = Cluster(P, m, rnd.choice([0.1, 0.5, 1.0]), 128)
     p = planner_cls(c, policy, W=rnd.choice([1, 3, 500]), E=rnd.choice([0, 1, 2]),
@@ -424,6 +424,16 @@ def _scenario(seed, policy, planner_cls, leo_rule):
         n.resort()
         c.start(n, ids, f, sizes.get(f, 0.0), t - rnd.choice([0, 3]), end)
         running.append((n, ids, f))
+    return c, p, sizes, running, t
+
+
+def _scenario(seed, policy, planner_cls, leo_rule):
+    """A small random cluster with running jobs, ended files and a queue;
+    times from a small set so that scores tie often. Returns the plans of
+    three passes (a full re-plan, new jobs only, a re-plan after an end)."""
+    rnd = random.Random(seed)
+    c, p, sizes, running, t = random_cluster(rnd, planner_cls, policy, leo_rule)
+    m = c.m
     for n, ids, f in running[: rnd.randint(0, len(running))]:
         c.end(n, ids, f, t)                      # files whose last user ended now
     out = []

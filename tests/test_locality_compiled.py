@@ -20,7 +20,7 @@ from iosched.locality import compiled
 from iosched.locality.cluster import Cluster, Data, LiveArrays, eviction_time, f32, load_time, score
 from iosched.locality.planner import POLICIES, LJob, Planner
 
-from test_locality import _scenario
+from test_locality import _scenario, random_cluster
 
 needs_numba = pytest.mark.skipif(not compiled.AVAILABLE, reason="numba is not installed")
 
@@ -63,25 +63,9 @@ def _state_after_passes(seed, policy, factory, leo_rule):
     records' planning intervals, the planner's holes, biggest hole, cores
     taken at ``t`` and decisions."""
     rnd = random.Random(seed)
-    P, m = rnd.choice([(3, 2), (5, 4), (8, 4)])
-    c = Cluster(P, m, rnd.choice([0.1, 0.5, 1.0]), 128)
-    p = factory(c, policy, W=rnd.choice([1, 3, 500]), E=rnd.choice([0, 1, 2]),
-                threshold=rnd.choice([0, 50, 80]), leo_rule=leo_rule)
-    sizes = {f: rnd.choice([1.6, 3.2, 6.4, 12.8]) for f in range(1, 5)}
     s0 = Data._count     # records' seq from here (a global count)
-    t = 10
-    for i in range(rnd.randint(0, P * 2)):
-        n = c.nodes[rnd.randrange(P)]
-        k = rnd.randint(1, m)
-        if n.free < k:
-            continue
-        ids = [x for x in range(m) if n.running_end[x] is None][:k]
-        f = rnd.randint(0, 4)
-        end = t + rnd.choice([5, 20, 40])
-        for x in ids:
-            n.avail[x] = end
-        n.resort()
-        c.start(n, ids, f, sizes.get(f, 0.0), t - rnd.choice([0, 3]), end)
+    c, p, sizes, _, t = random_cluster(rnd, factory, policy, leo_rule)
+    P, m = len(c.nodes), c.m
     out = []
     jobs = []
     for step in range(4):

@@ -370,6 +370,23 @@ def plan_pass(A, O, t, nb_cores, nna, running, free, jc, jf, jr, js, jw, i0, W, 
     return jc.shape[0], DONE, nna, running, next_seq
 
 
+@njit(cache=True, inline="always")
+def _load_at_t(fid, size, L0, meta, iv, fs, r, h, t):
+    """The load (binary32 s) of a job starting at ``t`` on node ``h``: 0
+    without a file; else ``le - t`` or 0 from the first planning interval
+    of its file (record ``r``) on ``h`` containing ``t`` (:func:`_load`),
+    else ``size / L0``."""
+    lh = np.float32(0.0)
+    if fid != 0:
+        lh = np.float32(np.float32(size) / L0)
+        s = fs[r, h] - 1 if r >= 0 else -1
+        if s >= 0:
+            x = _load(meta, iv, h, s, t, t)
+            if x >= np.float32(0.0):
+                lh = x
+    return lh
+
+
 #: :func:`plan_pass_bf`'s stop when a node needs more hole entries.
 GROW_HOLES = 4
 
@@ -584,14 +601,7 @@ def plan_pass_bf(A, O, t, nb_cores, nna, busy, running, biggest, big_id, free, j
                     eft = h >= cut or (leo == 2 and A[h, c - 1] <= t)
                     Wk = one if eft else Wf
                     Ek = zero if eft else Ef
-                    lh = zero
-                    if fid != 0:
-                        lh = np.float32(np.float32(js[i]) / L0)
-                        s = fs[r, h] - 1 if r >= 0 else -1
-                        if s >= 0:
-                            x = _load(meta, iv, h, s, t, t)
-                            if x >= zero:
-                                lh = x
+                    lh = _load_at_t(fid, js[i], L0, meta, iv, fs, r, h, t)
                     b = np.float32(np.float32(t) + np.float32(Wk * lh))
                     if np.int64(b) > sc:
                         continue
@@ -693,14 +703,7 @@ def plan_pass_bf(A, O, t, nb_cores, nna, busy, running, biggest, big_id, free, j
                 if fcfs:
                     bk, bsc, bld = h, 0, 0
                     break
-                lh = zero
-                if fid != 0:
-                    lh = np.float32(np.float32(js[i]) / L0)
-                    s = fs[r, h] - 1 if r >= 0 else -1
-                    if s >= 0:
-                        x = _load(meta, iv, h, s, t, t)
-                        if x >= zero:
-                            lh = x
+                lh = _load_at_t(fid, js[i], L0, meta, iv, fs, r, h, t)
                 ev = zero
                 if Ef != zero:
                     pct = np.float32(np.float32(c) / np.float32(m))
