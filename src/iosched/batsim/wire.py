@@ -35,10 +35,14 @@ import json
 __all__ = ["batsim_float", "batsim_numbers", "parse_reply", "not_json"]
 
 
-def not_json(x: float) -> ValueError:
+def not_json(x) -> ValueError:
     """The error for a non-finite number in a reply: what ``json.dumps``
     writes for it (``NaN``, ``Infinity``, ``-Infinity``) is not JSON, and
-    Batsim 4.2.1 refuses the message."""
+    Batsim 4.2.1 refuses the message.
+
+    :param x: the float (NaN or an infinity), or that token's text (str).
+    :returns: the ``ValueError`` to raise, its message starting with the token.
+    """
     name = x if isinstance(x, str) else json.dumps(x)
     return ValueError(f"{name} is not JSON (Batsim 4.2.1 refuses the message: could not be parsed)")
 
