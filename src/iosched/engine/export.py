@@ -247,13 +247,10 @@ class ExportMixin:
             idx = np.arange(int(ends[-1])) + np.repeat(lo - (ends - n), n)
             np.maximum.at(self.m_last, idx, np.repeat(finish.astype(float), n))
             np.add.at(self.m_comp, idx, np.repeat(ran.astype(float), n))
-            first = self.m_first
-            rank = np.repeat(rank, n)
-            unset = first[idx] < 0     # a machine's first rank is its smallest
-            fresh = np.full(self.nb_res, np.iinfo(np.int64).max)
-            np.minimum.at(fresh, idx[unset], rank[unset])
-            take = fresh < np.iinfo(np.int64).max
-            first[take] = fresh[take]
+            # ranks rise along idx: a machine's first index holds its first job
+            seen, pos = np.unique(idx, return_index=True)
+            unset = self.m_first[seen] < 0
+            self.m_first[seen[unset]] = np.repeat(rank, n)[pos[unset]]
         return self.m_last, self.m_comp, self.m_first
 
     def _restate_row(self, j, state):

@@ -47,7 +47,7 @@ import numpy as np
 
 from iosched.errors import InputError, ProfileError
 
-__all__ = ["Data", "Node", "Cluster", "LiveArrays", "f32", "transfer_seconds", "load_time",
+__all__ = ["Data", "Node", "Cluster", "LiveArrays", "doubled", "f32", "transfer_seconds", "load_time",
            "eviction_time", "score", "CACHE_RULES"]
 
 f32 = np.float32
@@ -185,6 +185,18 @@ def score(eat: int, W: int, load, E: int, evict) -> int:
     return int(f32(base + f32(f32(E) * f32(evict))))
 
 
+def doubled(a: np.ndarray, axis: int) -> np.ndarray:
+    """A zero array like ``a`` with twice its length along ``axis``, ``a``
+    copied in its first half (the growth of :class:`LiveArrays` and of the
+    planner's hole arrays)."""
+    shape = list(a.shape)
+    n = shape[axis]
+    shape[axis] = 2 * n
+    b = np.zeros(shape, dtype=a.dtype)
+    b[(slice(None),) * axis + (slice(0, n),)] = a
+    return b
+
+
 class LiveArrays:
     """The live records of every node (those with planning intervals,
     :attr:`Node.live`) in arrays, for the compiled passes
@@ -233,11 +245,7 @@ class LiveArrays:
         if r is None:
             r = self.frow[fid] = len(self.frow)
             if r == self.fs.shape[0]:
-                for name in ("fs", "dseq", "dsize"):
-                    a = getattr(self, name)
-                    b = np.zeros((2 * r, a.shape[1]), dtype=a.dtype)
-                    b[:r] = a
-                    setattr(self, name, b)
+                self.fs, self.dseq, self.dsize = (doubled(a, 0) for a in (self.fs, self.dseq, self.dsize))
         return r
 
     def record(self, d: Data) -> None:
@@ -248,12 +256,7 @@ class LiveArrays:
 
     def grow_slots(self) -> None:
         """Double ``K`` (the live records a node can hold)."""
-        P, K, J = self.iv.shape[:3]
-        meta, size, iv = self.meta, self.size, self.iv
-        self.meta = np.zeros((P, 2 * K, 4), dtype=np.int64)
-        self.size = np.zeros((P, 2 * K), dtype=f32)
-        self.iv = np.zeros((P, 2 * K, J, 3), dtype=np.int64)
-        self.meta[:, :K], self.size[:, :K], self.iv[:, :K] = meta, size, iv
+        self.meta, self.size, self.iv = (doubled(a, 1) for a in (self.meta, self.size, self.iv))
 
     def add(self, d: Data) -> None:
         """Record ``d`` (not yet in its node's row) becomes live, with the
@@ -268,13 +271,8 @@ class LiveArrays:
         r = self.row(d.id)
         self.fs[r, i] = s + 1
         self.size[i, s] = d.size
-        ivs = d.iv
-        if len(ivs) == 1:
-            self.iv[i, s, 0] = ivs[0]
-            self.meta[i, s] = (d.id, d.seq, 1, ivs[0][2])
-        else:
-            self.meta[i, s, :2] = (d.id, d.seq)
-            self.set_iv(d)
+        self.meta[i, s, :2] = (d.id, d.seq)
+        self.set_iv(d)
 
     def set_iv(self, d: Data) -> None:
         """Write every interval of live record ``d``."""
@@ -322,10 +320,7 @@ class LiveArrays:
 
     def grow_intervals(self) -> None:
         """Double ``J`` (the intervals a record can hold)."""
-        P, K, J = self.iv.shape[:3]
-        iv = self.iv
-        self.iv = np.zeros((P, K, 2 * J, 3), dtype=np.int64)
-        self.iv[:, :, :J] = iv
+        self.iv = doubled(self.iv, 2)
 
 
 class Cluster:

@@ -48,7 +48,7 @@ import numpy as np
 
 from iosched.errors import InputError
 from iosched.locality import compiled
-from iosched.locality.cluster import Cluster, Data, eviction_time, f32, load_time
+from iosched.locality.cluster import Cluster, Data, doubled, eviction_time, f32, load_time
 
 __all__ = ["POLICIES", "Planner", "LJob"]
 
@@ -305,11 +305,7 @@ class Planner:
         return done
 
     def _grow_holes(self) -> None:
-        for name in ("HS", "HC"):
-            a = getattr(self, name)
-            b = np.zeros((a.shape[0], 2 * a.shape[1]), dtype=a.dtype)
-            b[:, :a.shape[1]] = a
-            setattr(self, name, b)
+        self.HS, self.HC = doubled(self.HS, 1), doubled(self.HC, 1)
 
     def _sync(self, chunk, i0, i1, out, touched, done) -> None:
         """The plans of ``chunk[i0:i1]`` (rows of ``out``, see
