@@ -8,6 +8,7 @@ the same schedule end to end."""
 import math
 import random
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -93,18 +94,76 @@ def test_artifact_search_same_with_the_compiled_evaluator(busy, queue, seed):
     prof = _profile([BINDING[k] for k in busy])
     jobs = _jobs(queue)
     results = []
-    for use_compiled in (False, True):
+    for way in ("python", "compiled", "compiled-anneal"):
         lplan = ListPlan(prof, PLACER, NOW, waiting_cost(2.0))
         rng = random.Random(seed)
-        if use_compiled:
-            cplan = compiled.CompiledListPlan(lplan, jobs, 2.0)
-            res = plan.artifact_order(jobs, cplan.evaluate, rng, cost_until=cplan.evaluate_until)
-        else:
+        if way == "python":
             res = plan.artifact_order(jobs, lplan.evaluate, rng,
                                       cost_until=plan.limit_until(lplan.evaluate_until),
                                       keep=lplan.keep)
-        results.append(([j.seq for j in res.order], res.cost, res.evaluations, rng.random()))
-    assert results[0] == results[1]
+        else:
+            cplan = compiled.CompiledListPlan(lplan, jobs, 2.0)
+            res = plan.artifact_order(jobs, cplan.evaluate, rng, cost_until=cplan.evaluate_until,
+                                      anneal=cplan.anneal if way == "compiled-anneal" else None)
+        results.append(([j.seq for j in res.order], res.cost, type(res.cost), res.evaluations,
+                         res.annealed, rng.getstate()))
+    assert results[0] == results[1] == results[2]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.randoms(use_true_random=False),
+       st.lists(st.integers(0, 2 ** 31 - 1), min_size=1, max_size=700))
+def test_kernels_draw_what_random_draws(start, spec):
+    """The kernels' generator (``_mt_draws``: ``randint(0, n - 1)`` for n >
+    0, ``random()`` for 0) gives a ``random.Random``'s draws from any state,
+    through regenerations of its 624 words, and leaves the same state."""
+    rng = random.Random(start.random())
+    for _ in range(start.randrange(700)):
+        rng.random()
+    words, pos = compiled.mt_state(rng)
+    got = compiled._mt_draws(words, pos, np.array(spec, dtype=np.int64)).tolist()
+    want = [float(rng.randint(0, n - 1)) if n > 0 else rng.random() for n in spec]
+    assert got == want
+    other = random.Random(0)
+    compiled.set_mt_state(other, words, pos)
+    assert other.getstate() == rng.getstate()
+    assert compiled.anneals()
+
+
+def test_a_wrong_generator_is_detected():
+    """The emulation check fails for a generator whose draws differ (here:
+    a subclass whose randint is not the emulated one), so the compiled
+    annealing is then not used."""
+    class Other(random.Random):
+        def randint(self, a, b):
+            return a
+
+    assert compiled._mt_check(random.Random(5))
+    assert not compiled._mt_check(Other(5))
+
+
+@settings(max_examples=80, deadline=None)
+@given(busy_st, queue_st, st.sampled_from([NOW - 1.0, NOW, NOW + 600.0, NOW + 1e5]),
+       st.integers(0, 2))
+def test_fits_now_is_the_python_test(busy, queue, now, depth):
+    """:meth:`CompiledListPlan.fits_now` is the Python path's test (some job
+    alone, placed after the prefix, starts at or before ``now``) and leaves
+    the evaluations as they were."""
+    prof = _profile([BINDING[k] for k in busy])
+    jobs = _jobs(queue)
+    prefix, rest = jobs[:depth], jobs[depth:]
+    lplan = ListPlan(prof, PLACER, NOW, waiting_cost(2.0))
+    lplan.evaluate(prefix)
+    cplan = compiled.CompiledListPlan(lplan, rest, 2.0)
+    want = False
+    for j in rest:
+        lplan.evaluate(prefix + [j])
+        if lplan.out[-1][2] is not None and lplan.out[-1][1] <= now:
+            want = True
+            break
+    assert cplan.fits_now(now) == want
+    lplan.evaluate(prefix + rest)
+    assert cplan.starts(rest) == [t for _, t, _ in lplan.out[depth:]]
 
 
 def test_supports_only_the_default_choices():

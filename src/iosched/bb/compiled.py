@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import functools
 import math
+import random
 
 import numpy as np
 
@@ -69,7 +70,7 @@ except ImportError:
         kernel a Python function (never called: :func:`supports` is False)."""
         return lambda f: f
 
-__all__ = ["CompiledListPlan", "supports", "AVAILABLE"]
+__all__ = ["CompiledListPlan", "supports", "anneals", "AVAILABLE"]
 
 _M1 = np.uint64(0x5555555555555555)
 _M2 = np.uint64(0x3333333333333333)
@@ -330,6 +331,186 @@ def _evaluate(ST, MK, FR, NS, ORD, CUM, TS, state, order, limit, JN, JBB, JD, JS
     return cost - base, True
 
 
+# Python's random generator (CPython's ``_randommodule.c``, MT19937), so
+# that the annealing's draws in machine code are those of the simulation's
+# ``random.Random``: its state is read with ``getstate`` before a search and
+# written back with ``setstate`` after it. The words are kept in int64
+# (values < 2 ** 32); :func:`anneals` checks the emulation against
+# the running Python once per process.
+_MT_N, _MT_M = 624, 397
+_MT_MASK = 0xFFFFFFFF
+
+
+@njit(cache=True)
+def _mt_uint32(mt, pos):
+    """``genrand_uint32``: the next 32-bit word; regenerates the 624 words
+    when they are used up (``pos[0] >= 624``)."""
+    i = pos[0]
+    if i >= _MT_N:
+        for kk in range(_MT_N):
+            y = (mt[kk] & 0x80000000) | (mt[(kk + 1) % _MT_N] & 0x7FFFFFFF)
+            v = mt[(kk + _MT_M) % _MT_N] ^ (y >> 1)
+            if y & 1:
+                v ^= 0x9908B0DF
+            mt[kk] = v
+        i = 0
+    y = mt[i]
+    pos[0] = i + 1
+    y ^= y >> 11
+    y ^= (y << 7) & 0x9D2C5680
+    y ^= (y << 15) & 0xEFC60000
+    y ^= y >> 18
+    return y & _MT_MASK
+
+
+@njit(cache=True)
+def _mt_random(mt, pos):
+    """``random.random()``: 53 random bits as a float in [0, 1)."""
+    a = _mt_uint32(mt, pos) >> 5
+    b = _mt_uint32(mt, pos) >> 6
+    return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True)
+def _mt_randbelow(mt, pos, n):
+    """``random.randrange(n)`` for ``0 < n < 2 ** 32``
+    (``_randbelow_with_getrandbits``: ``k = n.bit_length()`` bits, drawn again
+    while ``>= n``)."""
+    k = 0
+    m = n
+    while m > 0:
+        k += 1
+        m >>= 1
+    r = _mt_uint32(mt, pos) >> (32 - k)
+    while r >= n:
+        r = _mt_uint32(mt, pos) >> (32 - k)
+    return r
+
+
+@njit(cache=True)
+def _mt_draws(mt, pos, spec):
+    """Test hook: ``randbelow(n)`` for each ``n > 0`` of ``spec`` and
+    ``random()`` for each 0, as floats."""
+    out = np.empty(spec.shape[0])
+    for q in range(spec.shape[0]):
+        out[q] = _mt_randbelow(mt, pos, spec[q]) if spec[q] > 0 else _mt_random(mt, pos)
+    return out
+
+
+def mt_state(rng) -> tuple:
+    """``(words, pos)`` of a ``random.Random``'s state for the kernels
+    (int64 arrays of shapes ``(624,)`` and ``(1,)``)."""
+    st = rng.getstate()[1]
+    return np.array(st[:_MT_N], dtype=np.int64), np.array([st[_MT_N]], dtype=np.int64)
+
+
+def set_mt_state(rng, words, pos) -> None:
+    """Write the kernels' ``(words, pos)`` back into ``rng`` (its Gaussian
+    cache is kept)."""
+    version, _, gauss = rng.getstate()
+    rng.setstate((version, tuple(words.tolist()) + (int(pos[0]),), gauss))
+
+
+@functools.lru_cache(maxsize=1)
+def anneals() -> bool:
+    """Whether :meth:`CompiledListPlan.anneal` can run here: numba is
+    installed and the kernels' generator draws what this Python's
+    ``random.Random`` draws (``randint`` over several widths and
+    ``random``, through regenerations of the words); checked once per
+    process."""
+    return AVAILABLE and _mt_check(random.Random(20211))
+
+
+def _mt_check(rng) -> bool:
+    """Whether :func:`_mt_draws` from ``rng``'s state gives ``rng``'s own
+    draws and leaves the same state (``rng`` is advanced)."""
+    spec = np.array([7, 1, 0, 6, 13, 2, 0, 255, 256, 100, 0, 3] * 120, dtype=np.int64)
+    words, pos = mt_state(rng)
+    got = _mt_draws(words, pos, spec).tolist()
+    want = [float(rng.randint(0, int(n) - 1)) if n > 0 else rng.random() for n in spec]
+    return got == want and mt_state(rng)[1][0] == pos[0] and (mt_state(rng)[0] == words).all()
+
+
+@njit(cache=True)
+def _anneal(ST, MK, FR, NS, ORD, CUM, TS, state, perm, best_s, T, cooling_steps, moves_per_step,
+            cooling, floor, mt, pos, JN, JBB, JD, JSUB, alpha, tols, topo_order, pref, base, W, P,
+            bad, mask, mins, mins2, m2, left, held, amt, chosen, best):
+    """The annealing of :func:`iosched.bb.plan.artifact_order` (with the
+    early rejection of :func:`iosched.bb.plan._bounded_move`) on orders of
+    job indices, from ``perm`` (the best candidate, score ``best_s``) at
+    temperature ``T``; draws from ``(mt, pos)`` as the simulation's
+    generator would. Leaves the best order in ``best`` and returns
+    ``(best score, moves)``. Scores are ``rint`` of the costs (``round``
+    of a float: the same integer, held exactly as a float)."""
+    L = perm.shape[0]
+    for q in range(L):
+        best[q] = perm[q]
+    current = best_s
+    n = 0
+    for _ in range(cooling_steps):
+        for _ in range(moves_per_step):
+            i = _mt_randbelow(mt, pos, L)
+            j = _mt_randbelow(mt, pos, L)
+            a = perm[i]
+            perm[i] = perm[j]
+            perm[j] = a
+            n += 1
+            c, complete = _evaluate(ST, MK, FR, NS, ORD, CUM, TS, state, perm, current, JN, JBB, JD,
+                                    JSUB, alpha, tols, topo_order, pref, base, W, P, bad, mask, mins,
+                                    mins2, m2, left, held, amt, chosen)
+            s = c if c == math.inf else np.rint(c)
+            if complete and s < current:
+                accept = True
+            else:
+                r = _mt_random(mt, pos)
+                decided = False
+                accept = False
+                if not complete:
+                    if r == 0.0:
+                        limit = math.inf
+                    else:
+                        bound = current - T * math.log(r) + 1.0
+                        if s > bound:
+                            decided = True
+                        limit = np.floor(bound) + 1.0
+                    if not decided:
+                        c, complete = _evaluate(ST, MK, FR, NS, ORD, CUM, TS, state, perm, limit, JN,
+                                                JBB, JD, JSUB, alpha, tols, topo_order, pref, base,
+                                                W, P, bad, mask, mins, mins2, m2, left, held, amt,
+                                                chosen)
+                        s = c if c == math.inf else np.rint(c)
+                        if not complete:
+                            decided = True
+                if not decided:
+                    accept = r < math.exp((current - s) / T)
+            if accept and s < best_s:
+                current = best_s = s
+                for q in range(L):
+                    best[q] = perm[q]
+            elif accept:
+                current = s
+            else:
+                a = perm[i]
+                perm[i] = perm[j]
+                perm[j] = a
+        T = cooling * T
+        if floor > T:
+            T = floor
+    return best_s, n
+
+
+@njit(cache=True)
+def _fits_now(ST, MK, FR, NS, JN, JBB, JD, tols, W, P, bad, mask, mins, mins2, m2, now):
+    """Whether some job (index order) alone, placed after the plan's own
+    placements (level 0), starts at or before ``now`` (s)."""
+    for job in range(JN.shape[0]):
+        s = _scan(ST, MK, FR, 0, NS[0], tols, JN[job], JBB[job], JD[job], W, P, bad, mask, mins,
+                  mins2, m2)
+        if s >= 0 and ST[0, s] <= now:
+            return True
+    return False
+
+
 @functools.lru_cache(maxsize=8)
 def _topology_arrays(topo, bbs: tuple) -> tuple:
     """``(order, pref)`` of a :class:`~iosched.bb.placement.Topology` for the
@@ -424,6 +605,7 @@ class CompiledListPlan:
         self.CUM = np.zeros(L)
         self.TS = np.zeros(L)
         self.state = np.zeros(1, dtype=np.int64)
+        self.jobs = jobs
         self.index = {id(j): k for k, j in enumerate(jobs)}
         self._index_of = self.index.__getitem__
         self.JN = np.array([j.request.nodes for j in jobs], dtype=np.int64)
@@ -457,6 +639,45 @@ class CompiledListPlan:
                                 self.base, self.W, self.P, bad, mask, mins, mins2, m2, left, held,
                                 amt, chosen)
         return float(c), bool(complete)
+
+    def fits_now(self, now: float) -> bool:
+        """Whether some job, list-scheduled alone after the plan's own
+        placements, starts at or before ``now`` (s): the test with which
+        :meth:`iosched.bb.search.PlanOrder._artifact` decides to search
+        (the same starts as :meth:`starts` of a one-job order). The
+        evaluations' state is not changed."""
+        bad, mask, mins, mins2, m2 = self.scratch[:5]
+        return bool(_fits_now(self.ST, self.MK, self.FR, self.NS, self.JN, self.JBB, self.JD,
+                              self.tols, self.W, self.P, bad, mask, mins, mins2, m2, float(now)))
+
+    def anneal(self, order, best_s, T: float, rng: random.Random, cooling_steps: int,
+               moves_per_step: int, cooling: float, floor: float) -> tuple:
+        """The annealing of :func:`iosched.bb.plan.artifact_order` in
+        machine code (its ``anneal``): from ``order`` (a permutation of
+        :attr:`jobs`, the best candidate, rounded score ``best_s``) at
+        initial temperature ``T``, with the early rejection of
+        :func:`iosched.bb.plan._bounded_move`, drawing from ``rng`` (its
+        state is read, advanced as the Python loop would and written back).
+
+        :returns: ``(best order, its rounded score, moves)``.
+        :raises ValueError: :func:`anneals` is False (this Python's
+            ``random`` is not the one emulated), or more than ``2 ** 31``
+            jobs.
+        """
+        if not anneals() or len(order) >= 2 ** 31:
+            raise ValueError("CompiledListPlan.anneal: this Python's random generator is not emulated")
+        perm = self._indices(order)
+        words, pos = mt_state(rng)
+        bad, mask, mins, mins2, m2, left, held, amt, chosen = self.scratch
+        best = np.empty_like(perm)
+        b, n = _anneal(self.ST, self.MK, self.FR, self.NS, self.ORD, self.CUM, self.TS, self.state,
+                       perm, float(best_s), float(T), int(cooling_steps), int(moves_per_step),
+                       float(cooling), float(floor), words, pos, self.JN, self.JBB, self.JD,
+                       self.JSUB, self.alpha, self.tols, self.topo_order, self.pref, self.base,
+                       self.W, self.P, bad, mask, mins, mins2, m2, left, held, amt, chosen, best)
+        set_mt_state(rng, words, pos)
+        jobs = self.jobs
+        return [jobs[k] for k in best.tolist()], (b if math.isinf(b) else int(b)), int(n)
 
     def evaluate(self, order) -> float:
         """Cost of list-scheduling ``order`` (inf if a job never fits)."""

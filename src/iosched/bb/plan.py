@@ -99,7 +99,8 @@ def artifact_order(jobs: Sequence, cost: Callable[[list], float], rng: random.Ra
                    cooling: float = 0.9, floor: float = 1.0,
                    time_limit: Optional[float] = None,
                    cost_until: Optional[Callable] = None,
-                   keep: Optional[Callable[[], None]] = None) -> SearchResult:
+                   keep: Optional[Callable[[], None]] = None,
+                   anneal: Optional[Callable] = None) -> SearchResult:
     """The artifact's search for the order of ``jobs`` minimising
     ``round(cost(order))`` (module documentation).
 
@@ -127,6 +128,12 @@ def artifact_order(jobs: Sequence, cost: Callable[[list], float], rng: random.Ra
         :meth:`iosched.sched.listschedule.ListPlan.keep`, so that the
         evaluation of the next move, which differs from it by one swap,
         reuses its placements. It changes no result.
+    :param anneal: optional ``anneal(order, best, T, rng, cooling_steps,
+        moves_per_step, cooling, floor) -> (best order, best score,
+        moves)`` that runs the annealing below (with ``cost_until``'s early
+        rejection) in one call, drawing from ``rng`` as it would, e.g.
+        :meth:`iosched.bb.compiled.CompiledListPlan.anneal`; used when
+        there is no ``time_limit``. It changes no result.
     :returns: a :class:`SearchResult` (``t0`` = initial temperature).
     """
     jobs = list(jobs)
@@ -157,6 +164,10 @@ def artifact_order(jobs: Sequence, cost: Callable[[list], float], rng: random.Ra
     if best_s == worst_s or math.isinf(worst_s):
         return SearchResult(list(best), best_s, n, False, False, 0.0)
     T = t0 = float(worst_s - best_s)
+    if anneal is not None and not time_limit:
+        best, best_s, moves = anneal(list(best), best_s, T, rng, cooling_steps, moves_per_step,
+                                     cooling, floor)
+        return SearchResult(best, best_s, n + moves, False, True, t0)
     perm = list(best)
     best = list(best)
     current = best_s

@@ -119,31 +119,35 @@ class PlanOrder:
             self.searches.append(rec)
             return prefix + rest
         base = lplan.evaluate(prefix)
-        fits = False
-        for j in rest:
-            lplan.evaluate(prefix + [j])
-            if lplan.out[-1][2] is not None and lplan.out[-1][1] <= now:
-                fits = True
-                break
+        cplan = None
+        if self.evaluator == "compiled" and compiled.supports(self.placer, lplan.tl, rest):
+            cplan = compiled.CompiledListPlan(lplan, rest, self.alpha)   # from the prefix's plan
+            fits = cplan.fits_now(now)
+        else:
+            fits = False
+            for j in rest:
+                lplan.evaluate(prefix + [j])
+                if lplan.out[-1][2] is not None and lplan.out[-1][1] <= now:
+                    fits = True
+                    break
         if not fits:
             rec.update(skipped=True, evaluations=0, seconds=time.perf_counter() - t0)
             self.searches.append(rec)
             return prefix
-        cplan = None
         if self.evaluator == "compiled" and not compiled.AVAILABLE and not self._warned:
             self._warned = True
             logger.warning("evaluator compiled: numba is not installed (pip install 'iosched[fast]'); "
                            "the Python evaluator is used (same schedule, slower)")
-        if self.evaluator == "compiled" and compiled.supports(self.placer, lplan.tl, rest):
-            lplan.evaluate(prefix)      # the search starts from the prefix's plan
-            cplan = compiled.CompiledListPlan(lplan, rest, self.alpha)
+        anneal = None
+        if cplan is not None:
             cost, until, keep = cplan.evaluate, cplan.evaluate_until, None
+            anneal = cplan.anneal if compiled.anneals() else None
         else:
             cost = lambda o: lplan.evaluate(prefix + o) - base   # noqa: E731
             until = plan.limit_until(lambda o, stop: lplan.evaluate_until(prefix + o, stop), base)
             keep = lplan.keep
         res = plan.artifact_order(rest, cost, self.rng, time_limit=self.time_limit or None,
-                                  cost_until=until, keep=keep)
+                                  cost_until=until, keep=keep, anneal=anneal)
         order = prefix + res.order
         applied = order
         if cplan is not None:
