@@ -212,30 +212,13 @@ def _scan(ST, MK, FR, lv, ns, tols, n, bb, dur, W, P, bad, mask, mins, mins2, m2
 
 
 @njit(cache=True, inline="always")
-def _breakpoint(ST, MK, FR, lv, ns, t, W, P):
-    """Index of the segment of level ``lv`` starting at ``t`` among its
-    first ``ns`` (splitting the one holding it); returns ``(index, new
-    ns)``. The index is that of the last start ``<= t`` (``searchsorted``,
-    side right, minus one), found by bisection."""
-    lo, hi = 0, ns
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if t < ST[lv, mid]:
-            hi = mid
-        else:
-            lo = mid + 1
-    i = lo - 1
-    if ST[lv, i] < t:
-        i += 1
-        for k in range(ns, i - 1, -1):   # rows i-1..ns-1 move up by one (row i-1 stays)
-            ST[lv, k] = ST[lv, k - 1]
-            for w in range(W):
-                MK[lv, k, w] = MK[lv, k - 1, w]
-            for x in range(P):
-                FR[lv, k, x] = FR[lv, k - 1, x]
-        ST[lv, i] = t
-        ns += 1
-    return i, ns
+def _copy_row(ST, MK, FR, lv, q, lv2, q2, W, P):
+    """Row ``q`` of level ``lv`` into row ``q2`` of level ``lv2``."""
+    ST[lv2, q2] = ST[lv, q]
+    for w in range(W):
+        MK[lv2, q2, w] = MK[lv, q, w]
+    for x in range(P):
+        FR[lv2, q2, x] = FR[lv, q, x]
 
 
 @njit(cache=True)
@@ -268,13 +251,9 @@ def _evaluate(ST, MK, FR, NS, ORD, CUM, TS, state, order, limit, JN, JBB, JD, JS
         ns = NS[k]
         s = _scan(ST, MK, FR, k, ns, tols, n, bb, dur, W, P, bad, mask, mins, mins2, m2)
         k1 = k + 1
-        for q in range(ns):          # level k + 1 starts as a copy of level k
-            ST[k1, q] = ST[k, q]
-            for w in range(W):
-                MK[k1, q, w] = MK[k, q, w]
-            for x in range(P):
-                FR[k1, q, x] = FR[k, q, x]
         if s < 0:
+            for q in range(ns):          # level k + 1 is a copy of level k
+                _copy_row(ST, MK, FR, k, q, k1, q, W, P)
             NS[k1] = ns
             cost = math.inf
             TS[k] = math.inf
@@ -305,19 +284,34 @@ def _evaluate(ST, MK, FR, NS, ORD, CUM, TS, state, order, limit, JN, JBB, JD, JS
                     taken += 1
                     if taken == n:
                         break
+            # level k + 1 in one pass over level k: the rows before the start
+            # (a segment start: no split there) as they are, the rows starting
+            # before the end with the reservation (free - held), a split at the
+            # end (the row holding it, as it was), then the later rows
             end = t + dur
-            i, ns = _breakpoint(ST, MK, FR, k1, ns, t, W, P)
-            if end == math.inf:
-                j = ns
-            else:
-                j, ns = _breakpoint(ST, MK, FR, k1, ns, end, W, P)
-            NS[k1] = ns
-            for q in range(i, j):
+            for q in range(s):
+                _copy_row(ST, MK, FR, k, q, k1, q, W, P)
+            q = s
+            while q < ns and ST[k, q] < end:
+                ST[k1, q] = ST[k, q]
                 for w in range(W):
-                    MK[k1, q, w] &= ~chosen[w]
+                    MK[k1, q, w] = MK[k, q, w] & ~chosen[w]
                 for x in range(P):
                     if held[x]:
-                        FR[k1, q, x] = FR[k1, q, x] - amt[x]
+                        FR[k1, q, x] = FR[k, q, x] - amt[x]
+                    else:
+                        FR[k1, q, x] = FR[k, q, x]
+                q += 1
+            d = q
+            if end != math.inf and (q == ns or ST[k, q] != end):
+                _copy_row(ST, MK, FR, k, q - 1, k1, d, W, P)
+                ST[k1, d] = end
+                d += 1
+            while q < ns:
+                _copy_row(ST, MK, FR, k, q, k1, d, W, P)
+                q += 1
+                d += 1
+            NS[k1] = d
             if cost != math.inf:
                 d = t - JSUB[job]
                 cost += (d if d > 0.0 else 0.0) ** alpha
