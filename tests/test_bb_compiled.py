@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iosched.bb import compiled, plan
+from iosched.bb import compiled, plan, search
 from iosched.bb.placement import BurstBufferPlacer, Topology, pool_name
 from iosched.errors import InputError
 from iosched.experiments.bb import workload as W
@@ -155,13 +155,7 @@ def test_fits_now_is_the_python_test(busy, queue, now, depth):
     lplan = ListPlan(prof, PLACER, NOW, waiting_cost(2.0))
     lplan.evaluate(prefix)
     cplan = compiled.CompiledListPlan(lplan, rest, 2.0)
-    want = False
-    for j in rest:
-        lplan.evaluate(prefix + [j])
-        if lplan.out[-1][2] is not None and lplan.out[-1][1] <= now:
-            want = True
-            break
-    assert cplan.fits_now(now) == want
+    assert cplan.fits_now(now) == search.fits_now(lplan, prefix, rest, now)
     lplan.evaluate(prefix + rest)
     assert cplan.starts(rest) == [t for _, t, _ in lplan.out[depth:]]
 

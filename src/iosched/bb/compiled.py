@@ -34,7 +34,18 @@ Python (:class:`~iosched.sched.listschedule.ListPlan` on a
 Every float operation is the one the Python path performs, in the same
 order, so the costs are bit-identical and the search's decisions (and its
 random draws) are the same: checked against :class:`ListPlan` in
-``tests/test_bb_compiled.py``. The Python path remains the reference and
+``tests/test_bb_compiled.py``.
+
+Two more steps of a pass run in machine code: the test of whether some
+waiting job can start now (:meth:`CompiledListPlan.fits_now`), and the
+whole annealing of :func:`iosched.bb.plan.artifact_order`
+(:meth:`CompiledListPlan.anneal`, about 180 evaluations in one call). The
+annealing draws from the simulation's ``random.Random`` through an
+emulation of CPython's generator (MT19937: ``random()`` and ``randint``
+as ``_randbelow_with_getrandbits``), whose state is read before and
+written back after the call; :func:`anneals` checks once per process that
+the emulation draws what this Python draws, and the search keeps the
+Python loop when it does not. The Python path remains the reference and
 the fallback (option ``evaluator`` of the burst-buffer scheduler; other
 node or storage choices, or a timeline with other pools, use it).
 

@@ -18,7 +18,10 @@ Evaluators of the artifact search's orders (``evaluator``): ``"compiled"``
 (default; :class:`iosched.bb.compiled.CompiledListPlan`, numba machine
 code, where :func:`iosched.bb.compiled.supports` the placer's choices) or
 ``"python"`` (:class:`~iosched.sched.listschedule.ListPlan`); both give the
-same schedule (``tests/test_bb_compiled.py``). numba is an optional extra
+same schedule (``tests/test_bb_compiled.py``); with ``"compiled"`` the
+annealing itself and the test of whether a waiting job can start now also
+run in machine code (:meth:`iosched.bb.compiled.CompiledListPlan.anneal`,
+:meth:`~iosched.bb.compiled.CompiledListPlan.fits_now`). numba is an optional extra
 (``pip install iosched[fast]``): without it, ``"compiled"`` falls back to
 the Python evaluator with one logged warning.
 """
@@ -33,7 +36,7 @@ from typing import Optional
 from iosched.bb import compiled, legacy, plan
 from iosched.errors import InputError
 
-__all__ = ["PlanOrder", "SEARCHES", "EVALUATORS"]
+__all__ = ["PlanOrder", "SEARCHES", "EVALUATORS", "fits_now"]
 
 #: Order searches (option ``search``); the first is the default.
 SEARCHES = ("artifact", legacy.LEGACY_SEARCH)
@@ -43,6 +46,20 @@ SEARCHES = ("artifact", legacy.LEGACY_SEARCH)
 EVALUATORS = ("compiled", "python")
 
 logger = logging.getLogger("iosched.bb.search")
+
+
+def fits_now(lplan, prefix: list, rest: list, now: float) -> bool:
+    """Whether some job of ``rest``, list-scheduled alone after ``prefix``
+    on ``lplan`` (:class:`~iosched.sched.listschedule.ListPlan`), is given
+    an allocation starting at or before ``now`` (s): the artifact's test
+    before it searches (``plan_schedule``), on the Python path (the
+    compiled one: :meth:`iosched.bb.compiled.CompiledListPlan.fits_now`).
+    Leaves ``lplan`` holding ``prefix`` and the last job tried."""
+    for j in rest:
+        lplan.evaluate(prefix + [j])
+        if lplan.out[-1][2] is not None and lplan.out[-1][1] <= now:
+            return True
+    return False
 
 
 class PlanOrder:
@@ -124,12 +141,7 @@ class PlanOrder:
             cplan = compiled.CompiledListPlan(lplan, rest, self.alpha)   # from the prefix's plan
             fits = cplan.fits_now(now)
         else:
-            fits = False
-            for j in rest:
-                lplan.evaluate(prefix + [j])
-                if lplan.out[-1][2] is not None and lplan.out[-1][1] <= now:
-                    fits = True
-                    break
+            fits = fits_now(lplan, prefix, rest, now)
         if not fits:
             rec.update(skipped=True, evaluations=0, seconds=time.perf_counter() - t0)
             self.searches.append(rec)
