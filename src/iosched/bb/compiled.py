@@ -433,7 +433,8 @@ def _mt_check(rng) -> bool:
     words, pos = mt_state(rng)
     got = _mt_draws(words, pos, spec).tolist()
     want = [float(rng.randint(0, int(n) - 1)) if n > 0 else rng.random() for n in spec]
-    return got == want and mt_state(rng)[1][0] == pos[0] and (mt_state(rng)[0] == words).all()
+    after, after_pos = mt_state(rng)
+    return got == want and after_pos[0] == pos[0] and bool((after == words).all())
 
 
 @njit(cache=True)
@@ -650,7 +651,9 @@ class CompiledListPlan:
         placements, starts at or before ``now`` (s): the test with which
         :meth:`iosched.bb.search.PlanOrder._artifact` decides to search
         (the same starts as :meth:`starts` of a one-job order). The
-        evaluations' state is not changed."""
+        evaluations' state is not changed. Source: artifact
+        ``alloc_only.py`` (``plan_schedule``), as
+        :func:`iosched.bb.search.fits_now`."""
         bad, mask, mins, mins2, m2 = self.scratch[:5]
         return bool(_fits_now(self.ST, self.MK, self.FR, self.NS, self.JN, self.JBB, self.JD,
                               self.tols, self.W, self.P, bad, mask, mins, mins2, m2, float(now)))
@@ -663,8 +666,15 @@ class CompiledListPlan:
         initial temperature ``T``, with the early rejection of
         :func:`iosched.bb.plan._bounded_move`, drawing from ``rng`` (its
         state is read, advanced as the Python loop would and written back).
+        Source: Kopanski & Rzadca, Euro-Par 2021, Section 3.3, Algorithm 2;
+        artifact ``alloc_only.py`` (``plan_schedule``).
 
-        :returns: ``(best order, its rounded score, moves)``.
+        :param best_s: rounded plan score of ``order`` (s ** alpha, finite).
+        :param T: initial temperature (s ** alpha, > 0); ``cooling``,
+            ``floor``, ``cooling_steps``, ``moves_per_step``: as in
+            :func:`~iosched.bb.plan.artifact_order`.
+        :returns: ``(best order, its rounded score, moves)``: a list of the
+            jobs, an int (s ** alpha), the number of moves (int).
         :raises ValueError: :func:`anneals` is False (this Python's
             ``random`` is not the one emulated), or more than ``2 ** 31``
             jobs.
