@@ -28,6 +28,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 import signal
 import subprocess
 import sys
@@ -689,3 +690,69 @@ def test_simulate_in_process(small, tmp_path):
     assert json.dumps(a.attrs["metrics"], sort_keys=True, default=str) == \
         json.dumps(b.attrs["metrics"], sort_keys=True, default=str)
     assert_same_outputs(tmp_path / "a", tmp_path / "b")
+
+
+# --------------------------------------------------------------------------
+# the scheduler's log
+
+
+_TIMESTAMP = re.compile(r"^\[pybatsim - \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - ")
+
+
+def pybatsim_log_lines(folder: Path) -> list[str]:
+    """The lines in pybatsim's log format of a run's logs, without their
+    wall-clock time."""
+    lines = []
+    for name in ("sched.log", "engine.log"):
+        p = folder / name
+        if p.exists():
+            lines += [_TIMESTAMP.sub("[pybatsim - ", line)
+                      for line in p.read_text().splitlines() if _TIMESTAMP.match(line)]
+    return lines
+
+
+def test_direct_layer_logs_pybatsims_lines(small, tmp_path):
+    """At pybatsim's -v info the direct layer (which leaves the source line,
+    thread and process out of its log records: ``lean_log_records``) writes
+    the lines pybatsim's own layer writes, on two processes and in process."""
+    plat, wl = small
+    logs = {}
+    for in_process, layer in ((False, "pybatsim"), (False, "auto"), (True, "pybatsim"), (True, "direct")):
+        d = tmp_path / f"{'in' if in_process else 'two'}-{layer}"
+        kw = ({"engine_args": ["--in-process-layer", layer], "in_process": True} if in_process
+              else {"layer": layer})
+        run_simulation(plat, wl, "easy", d, timeout=600, quiet=False, **kw)
+        logs[d.name] = pybatsim_log_lines(d)
+    reference = logs.pop("two-pybatsim")
+    assert sum("Message Received from Batsim: " in line for line in reference) > 20
+    assert sum("Message Sent to Batsim: " in line for line in reference) > 20
+    for name, lines in logs.items():
+        assert lines == reference, name
+
+
+def test_lean_log_records_leave_out_what_the_format_never_prints():
+    """After ``lean_log_records`` (in a process of its own: it is process-wide)
+    a record carries no source line, thread or process, and pybatsim's
+    format writes the same line as before."""
+    code = textwrap.dedent("""
+        import io, logging
+        from iosched.engine.inproc import _LOG_FORMAT, lean_log_records
+        out = io.StringIO()
+        h = logging.StreamHandler(out)
+        h.setFormatter(logging.Formatter(_LOG_FORMAT.replace("%(asctime)s", "T")))
+        log = logging.getLogger("batsim.batsim")
+        log.addHandler(h)
+        log.setLevel(logging.INFO)
+        records = []
+        log.addFilter(lambda r: records.append(r) or True)
+        log.info("Message Sent to Batsim: %s", {"now": 1.0})
+        lean_log_records()
+        log.info("Message Sent to Batsim: %s", {"now": 1.0})
+        a, b = out.getvalue().splitlines()
+        assert a == b == "[pybatsim - T - batsim.batsim - INFO] Message Sent to Batsim: {'now': 1.0}", (a, b)
+        assert records[0].lineno > 0 and records[0].thread is not None and records[0].process
+        assert records[1].lineno == 0 and records[1].thread is None and records[1].process is None
+        print("ok")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr

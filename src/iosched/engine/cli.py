@@ -37,7 +37,7 @@ from docopt import DocoptExit, docopt, parse_defaults
 
 from iosched import __version__
 from iosched.batsim.outputs import BATSIM_VERSION
-from iosched.engine.inproc import SchedulerError, load_peer
+from iosched.engine.inproc import SchedulerError, lean_log_records, load_peer
 from iosched.engine.overload import parse_overload
 from iosched.engine.server import EngineConfig, SchedulerTimeout, Simulation, import_simgrid
 from iosched.errors import InputError, ProtocolError
@@ -403,6 +403,8 @@ def main(argv=None) -> int:
             return _err(str(exc), 2)
         except SchedulerError as exc:
             return _scheduler_failed(exc)
+        if peer.layer == "direct":
+            lean_log_records()
     verbosity = "quiet" if args["--quiet"] else args["--verbosity"]
     quiet = verbosity in ("quiet", "network-only")
     cfg = EngineConfig(

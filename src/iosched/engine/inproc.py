@@ -66,8 +66,7 @@ from iosched.batsim.wire import not_json, parse_reply
 from iosched.errors import InputError, ProtocolError, one_line
 
 __all__ = ["DirectBatsim", "DirectPeer", "LAYERS", "Peer", "PybatsimPeer", "SchedulerError",
-           "check_layer",
-           "Watchdog", "load_peer", "wire_copy"]
+           "check_layer", "lean_log_records", "Watchdog", "load_peer", "wire_copy"]
 
 #: The values of ``--in-process-layer``: ``auto`` (direct for iosched's own
 #: schedulers, pybatsim for any other file), ``pybatsim``, ``direct``.
@@ -202,6 +201,27 @@ def configure_logging(verbosity: str) -> None:
         raise InputError(f"--scheduler-verbosity: unknown level {verbosity!r} "
                          "(debug, info, warning, error, critical)")
     logging.basicConfig(format=_LOG_FORMAT, level=level)
+
+
+def lean_log_records() -> None:
+    """Stop the ``logging`` module from collecting, for every record, what
+    pybatsim's log format (:data:`_LOG_FORMAT`: time, logger, level,
+    message) never prints: the calling source line (``logging._srcfile =
+    None``: no ``sys._getframe`` walk), the thread, the process and the
+    multiprocessing process names (``logging.logThreads``,
+    ``logProcesses``, ``logMultiprocessing``). These are the settings of
+    the logging HOWTO's "Optimization" section; the lines written are the
+    same. Process-wide: the processes that run iosched's own schedulers on
+    the direct layer (``iosched-batsim --in-process-scheduler``, the
+    direct launcher) call it, since their records use that format; a
+    pybatsim scheduler on pybatsim's layer keeps the standard records, as
+    under pybatsim's launcher. At pybatsim's default ``-v info`` (two log lines per
+    message) it takes about 0.6 s of scheduler CPU off the full KTH-SP2
+    trace with ``easy`` (docs/benchmarks.md, 2026-11-28 (day))."""
+    logging._srcfile = None
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
 
 
 def instantiate(path, options: dict):

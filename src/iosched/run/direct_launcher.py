@@ -16,7 +16,9 @@ job objects and counters), and the reply is sent as ``json.dumps`` of the
 structure pybatsim builds, so the engine receives the same text. What is
 left out is pybatsim's work that changes no reply: the text of every
 message received and sent, built for a log line whatever the log level
-(pybatsim 3.2.1 ``Batsim._read_bat_msg``).
+(pybatsim 3.2.1 ``Batsim._read_bat_msg``), and, in each log record, the
+source line, thread and process that pybatsim's log format never prints
+(:func:`~iosched.engine.inproc.lean_log_records`: the lines are the same).
 
 ``--layer auto`` (the default) runs a file that is not one of iosched's
 own schedulers (:class:`iosched.sched.adapter.PybatsimScheduler`) with
@@ -47,7 +49,7 @@ import zmq
 from batsim.tools.launcher import launch_scheduler
 
 from iosched.engine.inproc import (LAYERS, DirectPeer, SchedulerError, configure_logging,
-                                   instantiate, is_adapter_scheduler)
+                                   instantiate, is_adapter_scheduler, lean_log_records)
 from iosched.errors import one_line
 
 __all__ = ["LAUNCHER_LAYERS", "main", "serve", "parse_message"]
@@ -205,6 +207,7 @@ def main(scheduler, endpoint, timeout_ms, options_json, options_file, verbosity,
     # the process: out of the collector's reach, its full collections do
     # not walk it again (about 2 % of the scheduler's CPU on KTH-SP2)
     gc.freeze()
+    lean_log_records()
     sys.exit(serve(DirectPeer(sched, scheduler), endpoint, timeout_ms))
 
 
