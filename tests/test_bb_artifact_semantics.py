@@ -244,9 +244,10 @@ def _small_bb_workload():
 
 def test_phases_and_composed_encodings_give_the_same_schedule(tmp_path):
     """One dynamic job per phase (the default, real-Batsim compatible) and
-    the embedded-only composed profile run the same SimGrid tasks: same
-    allocations and final states; times differ by the per-phase message
-    delays only (ms)."""
+    the embedded-only composed profile run the same SimGrid tasks: on a
+    short log, same allocations and final states; times differ by the
+    per-phase message delays only (ms). Over a long log those delays change
+    decisions (docs/burst-buffers.md: plan-2 on the whole log)."""
     plat = tmp_path / "p.xml"
     plat.write_text(cluster_xml(5, bw=1e9, bb_bw=1e9, lat="10us", bb_lat="10us",
                                 pfs={"bw": 2e9, "lat": "10us"}))
