@@ -215,9 +215,11 @@ def lean_log_records() -> None:
     the direct layer (``iosched-batsim --in-process-scheduler``, the
     direct launcher) call it, since their records use that format; a
     pybatsim scheduler on pybatsim's layer keeps the standard records, as
-    under pybatsim's launcher. At pybatsim's default ``-v info`` (two log lines per
-    message) it takes about 0.6 s of scheduler CPU off the full KTH-SP2
-    trace with ``easy`` (docs/benchmarks.md, 2026-11-28 (day))."""
+    under pybatsim's launcher. At pybatsim's default ``-v info`` (two log
+    lines per message) it takes about 0.6 s of scheduler CPU off the full
+    KTH-SP2 trace with ``easy`` (docs/benchmarks.md, 2026-11-28 (day)).
+    Raises nothing. Source: Python 3.11's Logging HOWTO, "Optimization";
+    pybatsim 3.2.1's format (``batsim/tools/launcher.py``)."""
     logging._srcfile = None
     logging.logThreads = False
     logging.logProcesses = False
