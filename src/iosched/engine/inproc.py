@@ -219,7 +219,7 @@ def lean_log_records() -> None:
     lines per message) it takes about 0.6 s of scheduler CPU off the full
     KTH-SP2 trace with ``easy`` (docs/benchmarks.md, 2026-11-28 (day)).
     Raises nothing. Source: Python 3.11's Logging HOWTO, "Optimization";
-    pybatsim 3.2.1's format (``batsim/tools/launcher.py``)."""
+    pybatsim 3.2.1's format (``batsim/cmds/launcher.py``)."""
     logging._srcfile = None
     logging.logThreads = False
     logging.logProcesses = False
