@@ -1,11 +1,13 @@
 """Unit tests of the embedded engine's pure parts (no SimGrid run)."""
 
 import json
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, strategies as st
 
 from iosched.engine import export
+from iosched.engine.execution import TIE_RESIDUE, ExecutionMixin
 from iosched.engine.export import ExportMixin
 from iosched.engine.platform import build_resources, parse_role_maps, read_hosts
 from iosched.engine.tasks import Delay, PTask, build_steps, merge_ptasks, total_delay
@@ -288,3 +290,28 @@ def _check_machine_totals(jobs):
     got_last, got_comp, got_first = m._machine_totals()
     assert got_last.tolist() == last and got_first.tolist() == first
     assert got_comp.tolist() == comp    # bit for bit
+
+
+def _task(left, started):
+    return SimpleNamespace(exec=SimpleNamespace(remaining_ratio=left), step_started=started)
+
+
+def test_float_residue_needs_a_task_that_ran():
+    """The tie rule's float residue (``_residue_only``): what is left of a
+    task that ran counts as residue when, at the task's rate so far, it takes
+    at most TIE_RESIDUE s; a task started at this very instant is never
+    residue, even when SimGrid already counts a hair of it done. The ratio
+    below is what SimGrid 3.32 reported for a 1,280 s read of the Uppmax day
+    (locality lea-bf) handed to a worker at its start while another worker's
+    job ended at that instant: the rule ended the whole read at once."""
+    now = 6110634.00000005
+    sim = SimpleNamespace(now=now)
+    assert not ExecutionMixin._residue_only(sim, _task(0.999999999999981, now))
+    assert not ExecutionMixin._residue_only(sim, _task(1.0, now - 5.0))
+    # 64 s run, 1.5e-8 left: 9.6e-7 s more at its rate -> residue
+    assert ExecutionMixin._residue_only(sim, _task(1.5e-8, now - 64.0))
+    # 64 s run, 1e-6 left: 6.4e-5 s more -> a real remainder
+    assert not ExecutionMixin._residue_only(sim, _task(1e-6, now - 64.0))
+    left = TIE_RESIDUE / 64.0
+    assert ExecutionMixin._residue_only(sim, _task(left * 0.99, now - 64.0))
+    assert not ExecutionMixin._residue_only(sim, SimpleNamespace(exec=None, step_started=now - 1.0))

@@ -448,7 +448,14 @@ class ExecutionMixin:
     def _residue_only(self, j):
         """Whether what remains of *j*'s running task is float residue of
         SimGrid's updates: at its current rate, it would end within
-        :data:`TIE_RESIDUE` s."""
+        :data:`TIE_RESIDUE` s.
+
+        A task started at this very instant has no rate yet and is never
+        residue: SimGrid's model may already count a hair of its work done
+        (``remaining_ratio`` 0.999999999999981 was seen for a 1,280 s read
+        handed to a worker at its start while another worker's job ended
+        at that instant), and the rate estimate ``(1 - left) / 0 s`` would
+        end the whole task at once."""
         ex = j.exec
         if ex is None:
             return False
@@ -456,9 +463,10 @@ class ExecutionMixin:
             left = float(ex.remaining_ratio)
         except Exception:  # the task ended meanwhile: SimGrid freed it
             return False
-        if left >= 1.0:
+        elapsed = self.now - j.step_started
+        if left >= 1.0 or elapsed <= 0.0:
             return False
-        return left * (self.now - j.step_started) / (1.0 - left) <= TIE_RESIDUE
+        return left * elapsed / (1.0 - left) <= TIE_RESIDUE
 
     def _walltime_reached(self, j):
         """The job's walltime timer fired while it runs: stop it."""
