@@ -756,3 +756,61 @@ def test_lean_log_records_leave_out_what_the_format_never_prints():
     """)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_pybatsim_lines_are_the_lines_logging_writes():
+    """``PybatsimLines`` (the direct layer's two INFO lines per message)
+    writes, under pybatsim's launcher's set-up, the line ``Logger.info``
+    writes at the same instant (fractions of a second, a new second); under
+    any other set-up the record goes through ``logging`` (a handler the
+    scheduler added receives it; a handler above INFO drops it), and a
+    failing stream is reported as ``logging`` reports it, nothing raised.
+    In a process of its own: the set-up is process-wide."""
+    code = textwrap.dedent("""
+        import io, logging, sys, time
+        from iosched.engine.inproc import PybatsimLines, configure_logging
+        configure_logging("info")
+        root = logging.getLogger()
+        out = io.StringIO()
+        root.handlers[0].setStream(out)
+        log = logging.getLogger("batsim.batsim")
+        lines = PybatsimLines(log)
+        real = time.time
+        for k in range(8):
+            t = 1700000000.0 + k * 0.4719
+            time.time = lambda t=t: t
+            log.info("Message Sent to Batsim: {}".format({"now": k * 0.5}))
+            lines.info("Message Sent to Batsim: {}".format({"now": k * 0.5}))
+        time.time = real
+        a = out.getvalue().splitlines()
+        assert len(a) == 16 and all(a[i] == a[i + 1] for i in range(0, 16, 2)), a
+        assert a[2].startswith("[pybatsim - ") and a[2].endswith(
+            " - batsim.batsim - INFO] Message Sent to Batsim: {'now': 0.5}"), a[2]
+        assert len({x[:35] for x in a}) == 8, a    # milliseconds and seconds move
+        got = []
+        h = logging.Handler()
+        h.emit = got.append
+        log.addHandler(h)
+        lines.info("x")
+        log.removeHandler(h)
+        assert [r.getMessage() for r in got] == ["x"], got
+        assert out.getvalue().splitlines()[-1].endswith("INFO] x")
+        root.handlers[0].setLevel(logging.WARNING)
+        lines.info("dropped")
+        root.handlers[0].setLevel(logging.NOTSET)
+        assert "dropped" not in out.getvalue()
+
+        class Full(io.StringIO):
+            def write(self, s):
+                raise OSError("disk full")
+
+        root.handlers[0].setStream(Full())
+        err = io.StringIO()
+        sys.stderr = err
+        lines.info("y")
+        sys.stderr = sys.__stderr__
+        assert "--- Logging error ---" in err.getvalue() and "OSError: disk full" in err.getvalue()
+        print("ok")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr

@@ -226,6 +226,82 @@ def lean_log_records() -> None:
     logging.logMultiprocessing = False
 
 
+class PybatsimLines:
+    """The direct layer's two INFO lines per message ("Message Received
+    from Batsim: ...", "Message Sent to Batsim: ..."), written to the
+    stream as ``logging`` would write them, without building a record.
+
+    :meth:`info` writes the line itself only when the logging set-up is
+    pybatsim's launcher's (:func:`configure_logging`: the root logger's one
+    plain ``StreamHandler`` with the plain ``Formatter`` of
+    :data:`_LOG_FORMAT` and the default time format; no handler, filter or
+    cut of propagation on the way up from ``logger``): then the line is
+    the one ``Logger.info`` writes there, the same text
+    (``time.strftime("%Y-%m-%d %H:%M:%S")`` of ``time.localtime``, then
+    ``,`` and the milliseconds as ``LogRecord`` computes them), one
+    ``write`` of line and terminator and a flush under the handler's lock,
+    as ``StreamHandler.emit``. Any other set-up (a handler or filter the
+    scheduler added, another format, a level that drops INFO) goes through
+    ``logger.info`` unchanged. On the full KTH-SP2 trace at ``-v info``
+    (112,820 lines) the records were a quarter of the in-process run's
+    scheduler-side time (docs/benchmarks.md, 2026-11-28 (evening)).
+
+    Raises nothing of its own; what the stream raises sends the line
+    through ``logger.info``, whose handler reports it as ``logging`` does.
+    Source: Python 3.11's ``logging`` (``LogRecord.__init__``,
+    ``Formatter.formatTime``, ``StreamHandler.emit``); pybatsim 3.2.1's
+    format (``batsim/cmds/launcher.py``) and log calls (``batsim/batsim.py``).
+    """
+
+    _TIME_FORMAT = logging.Formatter.default_time_format
+    _MSEC_FORMAT = logging.Formatter.default_msec_format
+
+    def __init__(self, logger: logging.Logger):
+        self.logger = logger
+        self._second = None     # the second of the cached time text
+        self._text = ""
+
+    def _handler(self):
+        """The root's ``StreamHandler`` when the set-up is pybatsim's, else None."""
+        c = self.logger
+        while c.parent is not None:     # up to the root
+            if c.handlers or c.filters or c.disabled or not c.propagate:
+                return None
+            c = c.parent
+        if c.filters or c.disabled or len(c.handlers) != 1:
+            return None
+        h = c.handlers[0]
+        f = h.formatter
+        if (type(h) is not logging.StreamHandler or h.filters or h.level > logging.INFO
+                or type(f) is not logging.Formatter or f._fmt != _LOG_FORMAT or f.datefmt is not None
+                or type(f._style) is not logging.PercentStyle or f.converter is not time.localtime
+                or f.default_time_format != self._TIME_FORMAT
+                or f.default_msec_format != self._MSEC_FORMAT):
+            return None
+        return h
+
+    def info(self, message: str) -> None:
+        """``self.logger.info(message)``, for a logger enabled for INFO."""
+        h = self._handler()
+        if h is None:
+            self.logger.info(message)
+            return
+        ct = time.time()
+        second = int(ct)
+        if second != self._second:
+            self._second = second
+            self._text = time.strftime(self._TIME_FORMAT, time.localtime(ct))
+        line = _LOG_FORMAT % {
+            "asctime": self._MSEC_FORMAT % (self._text, int((ct - second) * 1000)),
+            "name": self.logger.name, "levelname": "INFO", "message": message}
+        try:
+            with h.lock:
+                h.stream.write(line + h.terminator)
+                h.stream.flush()
+        except Exception:  # noqa: BLE001 - logging's own handling reports it
+            self.logger.info(message)
+
+
 def instantiate(path, options: dict):
     """The scheduler object of a pybatsim scheduler file, built as pybatsim's
     launcher builds it (``instanciate_scheduler``: the class named after the
@@ -536,6 +612,7 @@ def _direct_class(Batsim):
         def _setup(self, scheduler):
             # Batsim.__init__ (pybatsim 3.2.1) up to its first _read_bat_msg
             self.logger = logging.getLogger("batsim.batsim")
+            self._lines = PybatsimLines(self.logger)
             self.running_simulation = False
             self.network = None
             self.event_publisher = None
@@ -566,7 +643,7 @@ def _direct_class(Batsim):
             logger = self.logger
             info = logger.isEnabledFor(logging.INFO)
             if info:
-                logger.info("Message Received from Batsim: {}".format(msg))
+                self._lines.info("Message Received from Batsim: {}".format(msg))
             self._current_time = msg["now"]
             self._events_to_send = []
             finished_received = False
@@ -668,7 +745,7 @@ def _direct_class(Batsim):
                 self._events_to_send = sorted(self._events_to_send, key=lambda event: event["timestamp"])
             new_msg = {"now": self._current_time, "events": self._events_to_send}
             if info:
-                logger.info("Message Sent to Batsim: {}".format(new_msg))
+                self._lines.info("Message Sent to Batsim: {}".format(new_msg))
             return new_msg, finished_received
 
         def _begins(self, event_data):
