@@ -243,8 +243,9 @@ class PybatsimLines:
     as ``StreamHandler.emit``. Any other set-up (a handler or filter the
     scheduler added, another format, a level that drops INFO) goes through
     ``logger.info`` unchanged. On the full KTH-SP2 trace at ``-v info``
-    (112,820 lines) the records were a quarter of the in-process run's
-    scheduler-side time (docs/benchmarks.md, 2026-11-28 (evening)).
+    (112,820 lines) ``Logger.info`` held a quarter of the in-process run's
+    samples on its simulation thread; with this class the run takes 0.86
+    of its time (docs/benchmarks.md, 2026-11-28 (noon)).
 
     Raises nothing of its own; what the stream raises sends the line
     through ``logger.info``, whose handler reports it as ``logging`` does.
