@@ -18,7 +18,7 @@ import pytest
 from iosched.analysis.jobs import load_jobs
 from iosched.campaign.schema import load_campaign
 from iosched.checks import check_output_file, option_number
-from iosched.engine.export import write_jobs
+from iosched.engine.export import JobRow, write_jobs
 from iosched.engine.platform import validate_platform
 from iosched.engine.workload import load_workload
 from iosched.errors import InputError
@@ -136,11 +136,7 @@ def test_output_path_that_is_a_directory_refused_before_running(tmp_path, platfo
 
 def test_outputs_written_atomically(tmp_path, monkeypatch):
     prefix = str(tmp_path / "out")
-    row = {c: "1" for c in ("job_id", "workload_name", "profile", "submission_time",
-                             "requested_number_of_resources", "requested_time", "success",
-                             "final_state", "starting_time", "execution_time", "finish_time",
-                             "waiting_time", "turnaround_time", "stretch", "allocated_resources",
-                             "consumed_energy", "metadata")}
+    row = JobRow("1", "w0", "p", 0.0, 1, 10.0, "COMPLETED_SUCCESSFULLY", 0.0, 5.0, 5.0, 0.0, 5.0, 1.0, "0")
 
     class Boom(Exception):
         pass

@@ -12,7 +12,7 @@ import os
 from iosched.errors import InputError
 
 __all__ = ["check_not_torn", "BATSIM_VERSION", "JOBS_COLUMNS", "SCHEDULE_COLUMNS", "MACHINE_STATES_COLUMNS",
-           "JOBS_SUFFIX", "SCHEDULE_SUFFIX", "MACHINE_STATES_SUFFIX", "f6", "g"]
+           "JOBS_SUFFIX", "SCHEDULE_SUFFIX", "MACHINE_STATES_SUFFIX", "F6", "f6", "g"]
 
 BATSIM_VERSION = "4.2.1"
 
@@ -51,9 +51,13 @@ MACHINE_STATES_COLUMNS = (
 )
 
 
+#: The ``%`` conversion of Batsim's times and amounts (C's ``%f``: 6 decimals)
+F6 = "%.6f"
+
+
 def f6(x: float) -> str:
-    """A number as Batsim writes times and amounts (``%f``: 6 decimals)."""
-    return f"{x:.6f}"
+    """A number as Batsim writes times and amounts (:data:`F6`: 6 decimals)."""
+    return F6 % x
 
 
 def g(x: float) -> str:

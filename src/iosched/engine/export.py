@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections import Counter
 
 import numpy as np
 
@@ -37,12 +38,13 @@ from iosched.batsim.outputs import (
     MACHINE_STATES_SUFFIX,
     SCHEDULE_COLUMNS,
     SCHEDULE_SUFFIX,
+    F6,
     f6,
     g,
 )
 from iosched.errors import InputError
 
-__all__ = ["ExportMixin", "check_outputs_writable", "prepare_prefix", "write_jobs", "write_schedule", "write_machine_states"]
+__all__ = ["ExportMixin", "JobRow", "check_outputs_writable", "prepare_prefix", "write_jobs", "write_schedule", "write_machine_states"]
 
 #: Machine entries (sum of the pending intervals' widths) applied at once to
 #: the per-machine arrays (:meth:`ExportMixin._machine_totals`): numpy calls
@@ -99,19 +101,78 @@ def _atomic(path: str):
         raise
 
 
-def write_jobs(prefix: str, rows: list[dict]) -> str:
-    """Write ``PREFIX_jobs.csv``; each row maps :data:`JOBS_COLUMNS` to strings."""
+class JobRow:
+    """One job's row of ``_jobs.csv``, kept as numbers until the file is
+    written (:func:`write_jobs` formats the whole line at once).
+
+    Attributes: ``job_id``, ``workload``, ``profile``, ``final_state``,
+    ``allocated`` (Batsim's interval text; strings), ``metadata`` (string,
+    written quoted), ``res`` (int), ``submit``, ``requested`` (walltime,
+    :data:`~iosched.batsim.jobs.NO_WALLTIME` without one) and, for a job
+    that ran (``start`` not None), ``start``, ``runtime``, ``finish``,
+    ``wait``, ``turnaround`` (s) and ``stretch`` (turnaround over runtime,
+    0 for a zero runtime as Batsim writes it); ``slowdown`` is the stretch
+    for ``_schedule.csv``'s means, None for a zero runtime (not averaged).
+    Batsim 4.2.1's columns: ``docs/output-jobs.rst``, src/export.cpp.
+    """
+
+    __slots__ = ("job_id", "workload", "profile", "submit", "res", "requested", "final_state",
+                 "start", "runtime", "finish", "wait", "turnaround", "stretch", "allocated",
+                 "metadata", "slowdown")
+
+    def __init__(self, job_id, workload, profile, submit, res, requested, final_state,
+                 start=None, runtime=None, finish=None, wait=None, turnaround=None,
+                 stretch=None, allocated="", metadata="", slowdown=None):
+        self.job_id, self.workload, self.profile = job_id, workload, profile
+        self.submit, self.res, self.requested, self.final_state = submit, res, requested, final_state
+        self.start, self.runtime, self.finish = start, runtime, finish
+        self.wait, self.turnaround, self.stretch = wait, turnaround, stretch
+        self.allocated, self.metadata, self.slowdown = allocated, metadata, slowdown
+
+    def fields(self) -> list[str]:
+        """The row's :data:`JOBS_COLUMNS` fields as Batsim writes them
+        (numbers by :func:`~iosched.batsim.outputs.f6`), unquoted."""
+        ran = self.start is not None
+        times = [f6(x) if ran else "" for x in (self.start, self.runtime, self.finish, self.wait,
+                                                self.turnaround, self.stretch)]
+        return [self.job_id, self.workload, self.profile, f6(self.submit), str(self.res),
+                f6(self.requested), "1" if self.final_state == COMPLETED_SUCCESSFULLY else "0",
+                self.final_state, *times, self.allocated if ran else "", f6(-1.0), self.metadata]
+
+
+#: ``_jobs.csv`` line of a job that ran, up to its metadata, and of one that
+#: did not (rejected): the numbers as :func:`~iosched.batsim.outputs.f6`
+#: writes them, in one ``%`` formatting per line (:func:`write_jobs`)
+_RAN_LINE = "%s,%s,%s," + F6 + ",%s," + F6 + ",%s,%s," + ",".join([F6] * 6) + ",%s," + F6
+_NOT_RAN_LINE = "%s,%s,%s," + F6 + ",%s," + F6 + ",%s,%s,,,,,,,," + F6
+
+
+def write_jobs(prefix: str, rows: list[JobRow]) -> str:
+    """Write ``PREFIX_jobs.csv``: the header, then one line per
+    :class:`JobRow` in order; a string field holding a comma, a quote or a
+    line break is quoted as CSV quotes it, the metadata always (as Batsim
+    does).
+
+    :returns: the path written.
+    :raises OSError: the file cannot be written (no partial file is left).
+    """
     path = f"{prefix}{JOBS_SUFFIX}"
+    ncols = len(JOBS_COLUMNS) - 1
     with _atomic(path) as f:
         f.write(",".join(JOBS_COLUMNS) + "\n")
-        cols = JOBS_COLUMNS[:-1]
         lines = []
         for r in rows:
-            line = ",".join([r[c] for c in cols])
-            if line.count(",") != len(cols) - 1 or '"' in line or "\n" in line:
-                line = ",".join([_csv_field(r[c]) for c in cols])
-            # metadata is always quoted, as Batsim does
-            md = r["metadata"].replace('"', '""')
+            success = "1" if r.final_state == COMPLETED_SUCCESSFULLY else "0"
+            if r.start is not None:
+                line = _RAN_LINE % (r.job_id, r.workload, r.profile, r.submit, r.res, r.requested,
+                                    success, r.final_state, r.start, r.runtime, r.finish, r.wait,
+                                    r.turnaround, r.stretch, r.allocated, -1.0)
+            else:
+                line = _NOT_RAN_LINE % (r.job_id, r.workload, r.profile, r.submit, r.res,
+                                        r.requested, success, r.final_state, -1.0)
+            if line.count(",") != ncols - 1 or '"' in line or "\n" in line:
+                line = ",".join([_csv_field(v) for v in r.fields()[:-1]])
+            md = r.metadata.replace('"', '""')
             lines.append(f'{line},"{md}"\n')
         f.write("".join(lines))
     return path
@@ -182,47 +243,28 @@ class ExportMixin:
         computing = self.busy_mask.bit_count()
         self.ms_rows.append((t, self.nb_res - computing, computing))
 
-    def _row(self, j, t=None):
+    def _row(self, j):
+        """Record the row of a job that reached its final state (a
+        :class:`JobRow`; the per-machine times of one that ran)."""
         wt = j.walltime if j.walltime is not None else NO_WALLTIME
-        ran = j.start is not None and j.finish is not None
-        if ran:
-            ex = runtime(j.start, j.finish)
-            wait = waiting_time(j.subtime, j.start)
-            tat = turnaround(j.subtime, j.finish)
-            stretch = slowdown(tat, ex, undefined=0.0)
-            rank = self.m_rank
-            self.m_rank += 1
-            pending, finish = self.m_pending, j.finish
-            for lo, hi in j.alloc_itv:
-                pending.append((lo, hi, finish, ex, rank))
-                self.m_pending_width += hi - lo + 1
-            if self.m_pending_width >= _MACHINE_BATCH:
-                self._machine_totals()
-        self.rows.append({
-            "job_id": j.local_id,
-            "workload_name": j.workload,
-            "profile": j.profile,
-            "submission_time": f6(j.subtime),
-            "requested_number_of_resources": str(j.res),
-            "requested_time": f6(wt),
-            "success": "1" if j.state == COMPLETED_SUCCESSFULLY else "0",
-            "final_state": j.state,
-            "starting_time": f6(j.start) if ran else "",
-            "execution_time": f6(ex) if ran else "",
-            "finish_time": f6(j.finish) if ran else "",
-            "waiting_time": f6(wait) if ran else "",
-            "turnaround_time": f6(tat) if ran else "",
-            "stretch": f6(stretch) if ran else "",
-            "allocated_resources": j.alloc_str if ran else "",
-            "consumed_energy": f6(-1.0),
-            "metadata": j.metadata,
-            "_finish": j.finish if ran else None,
-            "_wait": wait if ran else None,
-            "_tat": tat if ran else None,
-            "_slow": slowdown(tat, ex, undefined=None) if ran else None,
-            "_state": j.state,
-            "_t": t if t is not None else j.finish,
-        })
+        if j.start is None or j.finish is None:
+            self.rows.append(JobRow(j.local_id, j.workload, j.profile, j.subtime, j.res, wt, j.state,
+                                    metadata=j.metadata))
+            return
+        ex = runtime(j.start, j.finish)
+        tat = turnaround(j.subtime, j.finish)
+        rank = self.m_rank
+        self.m_rank += 1
+        pending, finish = self.m_pending, j.finish
+        for lo, hi in j.alloc_itv:
+            pending.append((lo, hi, finish, ex, rank))
+            self.m_pending_width += hi - lo + 1
+        if self.m_pending_width >= _MACHINE_BATCH:
+            self._machine_totals()
+        slow = slowdown(tat, ex, undefined=None)
+        self.rows.append(JobRow(j.local_id, j.workload, j.profile, j.subtime, j.res, wt, j.state,
+                                j.start, ex, finish, waiting_time(j.subtime, j.start), tat,
+                                0.0 if slow is None else slow, j.alloc_str, j.metadata, slow))
 
     def _machine_totals(self):
         """Apply the pending allocation intervals to the per-machine arrays
@@ -257,22 +299,22 @@ class ExportMixin:
         """Change the recorded final state of a job that already ended
         (CHANGE_JOB_STATE)."""
         for r in self.rows:
-            if r["job_id"] == j.local_id and r["workload_name"] == j.workload:
-                r["final_state"] = state
-                r["success"] = "1" if state == COMPLETED_SUCCESSFULLY else "0"
+            if r.job_id == j.local_id and r.workload == j.workload:
+                r.final_state = state
 
     def _write_outputs(self):
         prefix = self.cfg.export_prefix
         write_jobs(prefix, self.rows)
-        fin = [r for r in self.rows if r["_finish"] is not None]
-        waits = [r["_wait"] for r in fin]
-        tats = [r["_tat"] for r in fin]
-        slows = [r["_slow"] for r in fin if r["_slow"] is not None]
+        fin = [r for r in self.rows if r.start is not None]
+        waits = [r.wait for r in fin]
+        tats = [r.turnaround for r in fin]
+        slows = [r.slowdown for r in fin if r.slowdown is not None]
         n = len(self.rows)
-        succ = sum(1 for r in self.rows if r["_state"] == COMPLETED_SUCCESSFULLY)
-        killed = sum(1 for r in self.rows if r["_state"] in (COMPLETED_WALLTIME_REACHED, COMPLETED_KILLED))
-        rej = sum(1 for r in self.rows if r["_state"] == REJECTED)
-        makespan = max((r["_finish"] for r in fin), default=0.0)
+        states = Counter(r.final_state for r in self.rows)
+        succ = states[COMPLETED_SUCCESSFULLY]
+        killed = states[COMPLETED_WALLTIME_REACHED] + states[COMPLETED_KILLED]
+        rej = states[REJECTED]
+        makespan = max((r.finish for r in fin), default=0.0)
         t_comp, t_idle = self._state_times(makespan)
         mean = (lambda xs: sum(xs) / len(xs) if xs else 0.0)
         write_schedule(prefix, {

@@ -382,7 +382,7 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
         self._write_outputs()
         return {
             "nb_jobs": len(self.rows),
-            "makespan": max((r["_finish"] for r in self.rows if r["_finish"] is not None), default=0.0),
+            "makespan": max((r.finish for r in self.rows if r.start is not None), default=0.0),
             "direct_jobs": self.n_direct_started,
             "handovers": self.n_handovers,
         }
