@@ -178,31 +178,56 @@ def test_merge_ptasks_preserves_totals(h1, h2, data):
     assert sum(m.com) == pytest.approx(sum(a.com) + sum(b.com))
 
 
-@pytest.mark.parametrize("text, ids, canonical", [
-    ("0-3 7", [0, 1, 2, 3, 7], "0-3 7"),
-    ("5", [5], "5"),
-    ("7 0-1", [0, 1, 7], "0-1 7"),      # not sorted: normalised
-    ("0-1 2-3", [0, 1, 2, 3], "0-3"),   # adjacent intervals: merged
-])
-def test_parse_alloc_returns_ids_and_canonical_text(text, ids, canonical):
+def _alloc_parser(nb_res=8):
     from types import SimpleNamespace
 
+    return SimpleNamespace(nb_res=nb_res, _allocs={}, _alloc_ids=0)
+
+
+@pytest.mark.parametrize("text, ids, canonical, itvs", [
+    ("0-3 7", (0, 1, 2, 3, 7), "0-3 7", ((0, 3), (7, 7))),
+    ("5", (5,), "5", ((5, 5),)),
+    ("7 0-1", (0, 1, 7), "0-1 7", ((0, 1), (7, 7))),      # not sorted: normalised
+    ("0-1 2-3", (0, 1, 2, 3), "0-3", ((0, 3),)),          # adjacent intervals: merged
+])
+def test_parse_alloc_returns_ids_and_canonical_text(text, ids, canonical, itvs):
     from iosched.engine.server import Simulation
 
-    fake = SimpleNamespace(nb_res=8)
-    assert Simulation._parse_alloc(fake, text, "EXECUTE_JOB x") == (ids, canonical)
+    fake = _alloc_parser()
+    first = Simulation._parse_alloc(fake, text, "EXECUTE_JOB x")
+    assert first == (ids, canonical, itvs)
+    assert Simulation._parse_alloc(fake, text, "EXECUTE_JOB y") is first   # from the table
+    assert fake._alloc_ids == len(ids)
+
+
+def test_parse_alloc_table_is_emptied_when_full(monkeypatch):
+    """The table of parsed allocations holds at most _ALLOC_TABLE resource
+    ids; when the next string would pass that, it starts again empty, and
+    the answers stay the parser's."""
+    from iosched.engine import protocol
+    from iosched.engine.server import Simulation
+
+    monkeypatch.setattr(protocol, "_ALLOC_TABLE", 6)
+    fake = _alloc_parser()
+    assert Simulation._parse_alloc(fake, "0-3", "x")[0] == (0, 1, 2, 3)
+    assert Simulation._parse_alloc(fake, "5", "x")[0] == (5,)
+    assert set(fake._allocs) == {"0-3", "5"} and fake._alloc_ids == 5
+    assert Simulation._parse_alloc(fake, "6-7", "x")[0] == (6, 7)      # 5 + 2 > 6: emptied first
+    assert set(fake._allocs) == {"6-7"} and fake._alloc_ids == 2
+    assert Simulation._parse_alloc(fake, "0-3", "x") == ((0, 1, 2, 3), "0-3", ((0, 3),))
 
 
 @pytest.mark.parametrize("text, message", [
     ("0-8", "outside the machine"), ("a-b", "invalid allocation"), (3, "interval-set string"),
 ])
 def test_parse_alloc_errors(text, message):
-    from types import SimpleNamespace
-
     from iosched.engine.server import Simulation
 
-    with pytest.raises(ProtocolError, match=message):
-        Simulation._parse_alloc(SimpleNamespace(nb_res=8), text, "EXECUTE_JOB x")
+    fake = _alloc_parser()
+    for _ in range(2):  # refused again: a refused string is not kept
+        with pytest.raises(ProtocolError, match=message):
+            Simulation._parse_alloc(fake, text, "EXECUTE_JOB x")
+    assert fake._allocs == {}
 
 
 @pytest.mark.parametrize("profile", [

@@ -611,7 +611,7 @@ class ExecutionMixin:
             profiles = self.profiles[wl]
             if pname not in profiles:
                 raise ProtocolError(f"EXECUTE_JOB {j.id}: additional_io_job names unknown profile '{pname}'")
-        io_alloc, _ = self._parse_alloc(io_job.get("alloc"), f"EXECUTE_JOB {j.id}: additional_io_job")
+        io_alloc, _, _ = self._parse_alloc(io_job.get("alloc"), f"EXECUTE_JOB {j.id}: additional_io_job")
         io_steps = build_steps(j.id, pname, profiles, list(io_alloc), storage_mapping, self.storage_ids)
         if not all(isinstance(s, PTask) for s in steps + io_steps) or len(io_steps) != 1:
             raise ProtocolError(

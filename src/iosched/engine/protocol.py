@@ -89,6 +89,12 @@ INF = math.inf
 EXTENSION_FLAG = "--embedded-extensions"
 
 _CANONICAL_ALLOC = re.compile(r"\d+(?:-\d+)?(?: \d+(?:-\d+)?)*\Z")
+
+#: Most resource ids the table of parsed allocation strings of
+#: :meth:`ProtocolMixin._parse_alloc` holds (emptied when full: at most a few
+#: tens of MB)
+_ALLOC_TABLE = 1 << 20
+
 #: C++'s std::stoi: leading white space, a sign, digits (the rest ignored)
 _STOI = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)")
 _MISSING = object()
@@ -150,6 +156,10 @@ class ProtocolMixin:
         # jobs Batsim deletes at its next message to the scheduler (_mark_gone)
         self._sent = None
         self._to_delete: list = []
+        # allocation string -> what _parse_alloc returns (valid ones only),
+        # and the number of resource ids the table holds
+        self._allocs: dict = {}
+        self._alloc_ids = 0
         if not self.extensions:
             for w in self.workloads:
                 if w.extensions:
@@ -300,11 +310,23 @@ class ProtocolMixin:
     def _parse_alloc(self, s, where):
         """Parse an interval-set string (``"0-3 7"``).
 
-        :returns: ``(sorted list of resource ids, canonical string)``.
+        A string parsed before gives the same answer, from a table (at most
+        :data:`_ALLOC_TABLE` resource ids: emptied when full); the
+        schedulers send the same strings again and again (on the full
+        KTH-SP2 trace with ``easy`` on 100 nodes, 7,415 distinct strings in
+        28,467 allocations).
+
+        :returns: ``(sorted tuple of resource ids, canonical string,
+            intervals)``, the intervals as :func:`~iosched.engine.jobs.intervals_of`
+            gives them.
         :raises ProtocolError: not a string, invalid, empty, or outside the machine.
         """
         if not isinstance(s, str):
             raise ProtocolError(f"{where}: 'alloc' must be an interval-set string such as \"0-3 7\"")
+        known = self._allocs.get(s)
+        if known is not None:
+            return known
+        key = s
         ids = None
         if _CANONICAL_ALLOC.match(s):  # fast path: already canonical (what pybatsim sends)
             ids = []
@@ -330,7 +352,12 @@ class ProtocolMixin:
             raise ProtocolError(
                 f"{where}: allocation '{s}' is outside the machine (resources 0-{self.nb_res - 1})"
             )
-        return ids, s
+        if self._alloc_ids + len(ids) > _ALLOC_TABLE:
+            self._allocs.clear()
+            self._alloc_ids = 0
+        self._alloc_ids += len(ids)
+        known = self._allocs[key] = (tuple(ids), s, intervals_of(s))
+        return known
 
     # ------------------------------------------------------------ EXECUTE_JOB
     def _h_execute(self, ts, data):
@@ -346,7 +373,7 @@ class ProtocolMixin:
         where = f"EXECUTE_JOB {j.id} at t={ts:.6f}"
         if j.state != SUBMITTED:
             raise ProtocolError(f"{where}: the job is {j.state.lower()}, not waiting")
-        alloc, alloc_str = self._parse_alloc(data.get("alloc"), where)
+        alloc, alloc_str, alloc_itv = self._parse_alloc(data.get("alloc"), where)
         profiles = self.profiles[j.workload]
         prof = profiles[j.profile]
         mapping = data.get("mapping", _MISSING)
@@ -384,7 +411,7 @@ class ProtocolMixin:
         j.state = SCHEDULED
         j.alloc = alloc
         j.alloc_str = alloc_str
-        j.alloc_itv = intervals_of(alloc_str)
+        j.alloc_itv = alloc_itv
         return (self._start, j, alloc, executors, io_job, smap)
 
     @staticmethod
@@ -554,7 +581,7 @@ class ProtocolMixin:
 
     def _apply_reject(self, j):
         self.n_unterminated -= 1
-        self._row(j, self.now)
+        self._row(j)
         self._to_delete.append(j)
 
     def _h_kill(self, ts, data):
@@ -790,7 +817,7 @@ class ProtocolMixin:
         j.state = st
         j.alloc = []
         self.n_unterminated -= 1
-        self._row(j, ts)
+        self._row(j)
         self._to_delete.append(j)
 
     def _h_query(self, ts, data):
