@@ -340,3 +340,42 @@ def test_float_residue_needs_a_task_that_ran():
     left = TIE_RESIDUE / 64.0
     assert ExecutionMixin._residue_only(sim, _task(left * 0.99, now - 64.0))
     assert not ExecutionMixin._residue_only(sim, SimpleNamespace(exec=None, step_started=now - 1.0))
+
+
+_text = st.text(alphabet=st.sampled_from("ab1,\"\n -!"), max_size=6)
+_num = st.floats(-1e7, 1e9, allow_nan=False)
+
+
+@given(st.lists(st.tuples(_text, _text, _num, st.integers(1, 99), _num,
+                          st.sampled_from(["COMPLETED_SUCCESSFULLY", "COMPLETED_KILLED", "REJECTED"]),
+                          st.none() | st.tuples(_num, _num, _num, _num, _num, _num), _text),
+                max_size=5))
+def test_jobs_csv_lines_are_the_fields_batsim_writes(rows):
+    """Each _jobs.csv line (one % formatting per line) is the row's fields
+    as f6 writes the numbers, joined by commas, a field holding a comma,
+    a quote or a line break quoted as CSV does, the metadata always quoted;
+    csv reads the fields back."""
+    import csv
+    import io
+    import tempfile
+
+    from iosched.batsim.outputs import JOBS_COLUMNS, f6
+
+    recs = []
+    for jid, prof, sub, res, req, state, ran, md in rows:
+        times = ran if ran is not None else (None,) * 6
+        recs.append(export.JobRow(jid, "w0", prof, sub, res, req, state, *times, "0-3 7", md))
+    with tempfile.TemporaryDirectory() as d:
+        path = export.write_jobs(f"{d}/out", recs)
+        text = open(path, newline="").read()
+    got = list(csv.reader(io.StringIO(text)))
+    assert got[0] == list(JOBS_COLUMNS)
+    assert len(got) == len(recs) + 1
+    for r, fields in zip(recs, got[1:]):
+        ran = r.start is not None
+        want = [r.job_id, "w0", r.profile, f6(r.submit), str(r.res), f6(r.requested),
+                "1" if r.final_state == "COMPLETED_SUCCESSFULLY" else "0", r.final_state]
+        want += [f6(x) for x in (r.start, r.runtime, r.finish, r.wait, r.turnaround, r.stretch)] \
+            if ran else [""] * 6
+        want += ["0-3 7" if ran else "", "-1.000000", r.metadata]
+        assert fields == want == r.fields()
