@@ -52,6 +52,7 @@ from iosched.engine.inproc import wire_copy
 from iosched.errors import InputError
 from iosched.run.result import RunError
 from iosched.run.simulation import run_simulation, strip_in_process_flags
+from iosched.sched.bbrun import Numbers
 
 REPO = HERE.parent
 SRC = REPO / "src"
@@ -306,7 +307,13 @@ def _same(a, b):
     return a == b
 
 
-@given(_json)
+# replies also hold the burst-buffer family's list subclass (bbrun.Numbers)
+_reply = st.recursive(_scalars, lambda kids: st.lists(kids, max_size=4)
+                      | st.lists(kids, max_size=4).map(Numbers)
+                      | st.dictionaries(st.text(max_size=4), kids, max_size=4), max_leaves=25)
+
+
+@given(_reply)
 def test_wire_copy_is_json_round_trip(obj):
     """The reply as the engine parses its text (parse_reply): the same
     values, or the same refusal of NaN and the infinities."""
@@ -339,15 +346,29 @@ def test_wire_copy_falls_back_to_json_text():
         for obj in ({"d": bad}, {"d": [bad]}, {"d": (bad,)}, [bad], bad):   # plain, and through the text
             with pytest.raises(ValueError, match=f"^{name} is not JSON"):
                 wire_copy(obj)
+    class Vector(list):   # like bbrun.Numbers
+        def __repr__(self):
+            return "<vector>"
+
+    class Evens(list):    # json writes what iterating it gives
+        def __iter__(self):
+            return iter(list.__getitem__(self, slice(None, None, 2)))
+
+    src = {"cpu": Vector([1, 2.5, Vector([3])]), "com": Vector(), "e": Evens([0, 1, 2])}
+    out = wire_copy(src)
+    assert _same(out, json.loads(json.dumps(src)))
+    assert _same(out, {"cpu": [1, 2.5, [3]], "com": [], "e": [0, 2]})
+    with pytest.raises(ValueError, match="^NaN is not JSON"):
+        wire_copy({"cpu": Vector([float("nan")])})
     shared_list = [1]
     out = wire_copy({"x": shared_list, "y": shared_list})
     assert out["x"] is not out["y"] and out["x"] is not shared_list
     with pytest.raises(TypeError):
         wire_copy({"x": {1, 2}})
-    cyc = []
-    cyc.append(cyc)
-    with pytest.raises(ValueError):
-        wire_copy({"x": cyc})
+    for cyc in ([], Vector()):
+        list.append(cyc, cyc)
+        with pytest.raises(ValueError):
+            wire_copy({"x": cyc})
 
 
 # --------------------------------------------------------------------------

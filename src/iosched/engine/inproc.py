@@ -163,6 +163,10 @@ def _plain_copy(obj, depth):
         return obj
     if t is str or t is int or t is bool or obj is None:
         return obj
+    if isinstance(obj, list):
+        # a subclass (the burst-buffer family's Numbers): json's encoder
+        # writes what iterating it gives (PySequence_Fast), whatever its repr
+        return _plain_copy(list(obj), depth)
     raise _NotPlain
 
 
@@ -171,11 +175,12 @@ def wire_copy(obj):
     ``json.loads(json.dumps(obj))``.
 
     The common case (dicts with string keys, lists, strings, numbers,
-    booleans and None of exactly these types) is copied without the JSON
+    booleans and None of exactly these types, and subclasses of ``list``,
+    which ``json`` writes as the list their iteration gives) is copied without the JSON
     text: the same values in new containers, which is what the text would
     give (a float's ``repr`` reads back as the same float). Anything else
-    (a tuple, a numpy number, a subclass, a non-string key, a cycle) goes
-    through the text, read as the engine reads a reply
+    (a tuple, a numpy number, another subclass, a non-string key, a cycle)
+    goes through the text, read as the engine reads a reply
     (:func:`iosched.batsim.wire.parse_reply`). NaN and the infinities are
     refused on both ways, as Batsim 4.2.1 refuses the text ``json.dumps``
     writes for them.
