@@ -44,7 +44,8 @@ from iosched.batsim.outputs import (
 )
 from iosched.errors import InputError
 
-__all__ = ["ExportMixin", "JobRow", "check_outputs_writable", "prepare_prefix", "write_jobs", "write_schedule", "write_machine_states"]
+__all__ = ["ExportMixin", "JobRow", "check_outputs_writable", "prepare_prefix", "write_jobs", "write_schedule",
+           "write_machine_states"]
 
 #: Machine entries (sum of the pending intervals' widths) applied at once to
 #: the per-machine arrays (:meth:`ExportMixin._machine_totals`): numpy calls
