@@ -444,7 +444,7 @@ def main(argv=None) -> int:
     # what is left is to exit. Freezing the objects spares the interpreter's
     # final garbage collections a walk over all of them (the workload, the
     # jobs, an in-process scheduler's state): 0.6 s of a 7 s in-process run
-    # on the full KTH-SP2 trace (docs/benchmarks.md, 2026-11-28 (13:00-14:00 UTC)).
+    # on the full KTH-SP2 trace (docs/benchmarks.md, 2026-11-28 (13:00-14:30 UTC)).
     # Exit still flushes the standard streams and logging's handlers, and
     # frees by reference count what the modules held; only objects that
     # nothing but a reference cycle keeps alive are left unfinalized.
