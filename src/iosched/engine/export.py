@@ -130,6 +130,11 @@ class JobRow:
         self.wait, self.turnaround, self.stretch = wait, turnaround, stretch
         self.allocated, self.metadata, self.slowdown = allocated, metadata, slowdown
 
+    @property
+    def success(self) -> str:
+        """The ``success`` field: ``"1"`` for COMPLETED_SUCCESSFULLY, else ``"0"``."""
+        return "1" if self.final_state == COMPLETED_SUCCESSFULLY else "0"
+
     def fields(self) -> list[str]:
         """The row's :data:`JOBS_COLUMNS` fields as Batsim writes them
         (numbers by :func:`~iosched.batsim.outputs.f6`), unquoted."""
@@ -137,8 +142,8 @@ class JobRow:
         times = [f6(x) if ran else "" for x in (self.start, self.runtime, self.finish, self.wait,
                                                 self.turnaround, self.stretch)]
         return [self.job_id, self.workload, self.profile, f6(self.submit), str(self.res),
-                f6(self.requested), "1" if self.final_state == COMPLETED_SUCCESSFULLY else "0",
-                self.final_state, *times, self.allocated if ran else "", f6(-1.0), self.metadata]
+                f6(self.requested), self.success, self.final_state, *times,
+                self.allocated if ran else "", f6(-1.0), self.metadata]
 
 
 #: ``_jobs.csv`` line of a job that ran, up to its metadata, and of one that
@@ -163,14 +168,13 @@ def write_jobs(prefix: str, rows: list[JobRow]) -> str:
         f.write(",".join(JOBS_COLUMNS) + "\n")
         lines = []
         for r in rows:
-            success = "1" if r.final_state == COMPLETED_SUCCESSFULLY else "0"
             if r.start is not None:
                 line = _RAN_LINE % (r.job_id, r.workload, r.profile, r.submit, r.res, r.requested,
-                                    success, r.final_state, r.start, r.runtime, r.finish, r.wait,
+                                    r.success, r.final_state, r.start, r.runtime, r.finish, r.wait,
                                     r.turnaround, r.stretch, r.allocated, -1.0)
             else:
                 line = _NOT_RAN_LINE % (r.job_id, r.workload, r.profile, r.submit, r.res,
-                                        r.requested, success, r.final_state, -1.0)
+                                        r.requested, r.success, r.final_state, -1.0)
             if line.count(",") != ncols - 1 or '"' in line or "\n" in line:
                 line = ",".join([_csv_field(v) for v in r.fields()[:-1]])
             md = r.metadata.replace('"', '""')
@@ -303,7 +307,8 @@ class ExportMixin:
             if r.job_id == j.local_id and r.workload == j.workload:
                 r.final_state = state
 
-    def _write_outputs(self):
+    def _write_outputs(self) -> float:
+        """Write the three output files; returns the makespan (s)."""
         prefix = self.cfg.export_prefix
         write_jobs(prefix, self.rows)
         fin = [r for r in self.rows if r.start is not None]
@@ -348,6 +353,7 @@ class ExportMixin:
         })
         if self.cfg.machine_state_tracing:
             write_machine_states(prefix, self.ms_rows)
+        return makespan
 
     def _ms_rows_from_zero(self):
         """``ms_rows``, starting with every machine idle at t=0 if they do not

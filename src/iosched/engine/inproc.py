@@ -121,9 +121,10 @@ _MAX_DEPTH = 64
 
 
 def _plain_copy(obj, depth):
-    """A copy of dicts with ``str`` keys, lists, and ``str``, ``int``,
-    ``float``, ``bool`` or None values of exactly these types (not
-    subclasses); anything else raises :class:`_NotPlain`."""
+    """A copy of dicts with ``str`` keys, lists (a subclass of ``list``
+    copied as the list its iteration gives, which is what ``json`` writes),
+    and ``str``, ``int``, ``float``, ``bool`` or None values of exactly
+    these types; anything else raises :class:`_NotPlain`."""
     t = type(obj)
     if t is dict:
         if depth > _MAX_DEPTH:
@@ -142,7 +143,7 @@ def _plain_copy(obj, depth):
             else:
                 out[k] = _plain_copy(v, depth + 1)
         return out
-    if t is list:
+    if t is list or isinstance(obj, list):  # a subclass: the burst-buffer family's Numbers
         if depth > _MAX_DEPTH:
             raise _NotPlain
         out = []
@@ -163,10 +164,6 @@ def _plain_copy(obj, depth):
         return obj
     if t is str or t is int or t is bool or obj is None:
         return obj
-    if isinstance(obj, list):
-        # a subclass (the burst-buffer family's Numbers): json's encoder
-        # writes what iterating it gives (PySequence_Fast), whatever its repr
-        return _plain_copy(list(obj), depth)
     raise _NotPlain
 
 

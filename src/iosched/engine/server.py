@@ -379,10 +379,10 @@ class Simulation(ProtocolMixin, ExecutionMixin, ExportMixin):
         if self._error is not None:
             raise self._error
         self.wall = time.perf_counter() - t0
-        self._write_outputs()
+        makespan = self._write_outputs()
         return {
             "nb_jobs": len(self.rows),
-            "makespan": max((r.finish for r in self.rows if r.start is not None), default=0.0),
+            "makespan": makespan,
             "direct_jobs": self.n_direct_started,
             "handovers": self.n_handovers,
         }
