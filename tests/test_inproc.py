@@ -335,6 +335,23 @@ def test_batsim_numbers_is_its_own_json_round_trip(obj):
     assert _same(x, json.loads(json.dumps(x)))
 
 
+def test_wire_copy_of_number_lists_checks_every_number():
+    """Long lists of numbers (the burst-buffer family's matrices) are
+    copied whole when their sum is finite; otherwise each number is
+    checked, as the JSON text would: a NaN or an infinity anywhere is
+    refused, finite numbers whose sum overflows and ints beyond a double
+    are kept, and the types (int, float, bool) are those of the text."""
+    big = Numbers([0] * 5000)
+    big[17], big[4000], big[4999] = 3, 2.5, True
+    for obj in (big, [1e308, 1e308, 0], [2 ** 1100, 1.5], [0, -0.0, 7], ["a", 1, None, True]):
+        out = wire_copy({"com": obj})
+        assert _same(out, parse_reply(json.dumps({"com": obj}))) and out["com"] is not obj
+    for bad, name in ((float("nan"), "NaN"), (float("inf"), "Infinity"), (-float("inf"), "-Infinity")):
+        for obj in (Numbers([0] * 4999 + [bad]), [1.0, bad, 2], [True, "x", bad]):
+            with pytest.raises(ValueError, match=f"^{name} is not JSON"):
+                wire_copy({"com": obj})
+
+
 def test_wire_copy_falls_back_to_json_text():
     class Str(str):
         pass

@@ -120,6 +120,23 @@ class _NotPlain(Exception):
 _MAX_DEPTH = 64
 
 
+#: element types of a list copied as it is when its floats are finite
+_NUMBERS = frozenset((int, float, bool))
+#: element types of a list copied as it is when it holds no float
+_ATOMS = frozenset((str, int, bool, type(None)))
+
+
+def _finite_sum(xs: list) -> bool:
+    """Whether ``sum(xs)`` of these numbers is finite (a NaN or an
+    infinity among them makes it NaN or infinite; an overflow of finite
+    numbers says False too, and the caller then checks each number)."""
+    try:
+        s = sum(xs)
+    except OverflowError:   # an int beyond a double among floats
+        return False
+    return s - s == 0.0
+
+
 def _plain_copy(obj, depth):
     """A copy of dicts with ``str`` keys, lists (a subclass of ``list``
     copied as the list its iteration gives, which is what ``json`` writes),
@@ -146,17 +163,20 @@ def _plain_copy(obj, depth):
     if t is list or isinstance(obj, list):  # a subclass: the burst-buffer family's Numbers
         if depth > _MAX_DEPTH:
             raise _NotPlain
-        out = []
-        for v in obj:
+        out = list(obj)     # a subclass: what its iteration gives
+        kinds = set(map(type, out))
+        if kinds <= _NUMBERS:
+            if float not in kinds or _finite_sum(out):
+                return out
+        elif kinds <= _ATOMS:
+            return out
+        for i, v in enumerate(out):     # element by element (nested values, a NaN)
             tv = type(v)
             if tv is float:
                 if v - v != 0.0:
                     raise not_json(v)
-                out.append(v)
-            elif tv is str or tv is int or tv is bool or v is None:
-                out.append(v)
-            else:
-                out.append(_plain_copy(v, depth + 1))
+            elif not (tv is str or tv is int or tv is bool or v is None):
+                out[i] = _plain_copy(v, depth + 1)
         return out
     if t is float:
         if obj - obj != 0.0:
