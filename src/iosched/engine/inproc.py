@@ -63,6 +63,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from iosched.batsim.wire import not_json, parse_reply
+from iosched.checks import all_finite_numbers
 from iosched.errors import InputError, ProtocolError, one_line
 
 __all__ = ["DirectBatsim", "DirectPeer", "LAYERS", "Peer", "PybatsimPeer", "SchedulerError",
@@ -120,31 +121,14 @@ class _NotPlain(Exception):
 _MAX_DEPTH = 64
 
 
-#: element types of a list copied as it is when its floats are finite
-_NUMBERS = frozenset((int, float, bool))
-#: element types of a list copied as it is when it holds no float
-_ATOMS = frozenset((str, int, bool, type(None)))
-
-
-def _finite_sum(xs: list) -> bool:
-    """Whether ``sum(xs)`` of these numbers is finite (a NaN or an
-    infinity among them makes it NaN or infinite; an overflow of finite
-    numbers says False too, and the caller then checks each number)."""
-    try:
-        s = sum(xs)
-    except OverflowError:   # an int beyond a double among floats
-        return False
-    return s - s == 0.0
-
-
 def _plain_copy(obj, depth):
     """A copy of dicts with ``str`` keys, lists (a subclass of ``list``
     copied as the list its iteration gives, which is what ``json`` writes),
     and ``str``, ``int``, ``float``, ``bool`` or None values of exactly
-    these types; anything else raises :class:`_NotPlain`. A list of such
-    numbers with a finite sum, or of strings, ints, booleans and None, is
-    copied whole (C speed: a burst-buffer job's matrices hold ``m ** 2``
-    numbers); other lists are checked element by element.
+    these types; anything else raises :class:`_NotPlain`. A list of finite
+    ints and floats is copied whole, checked in C
+    (:func:`iosched.checks.all_finite_numbers`: a burst-buffer job's
+    matrices hold ``m ** 2`` numbers); other lists element by element.
 
     :raises ValueError: a NaN or an infinity (:func:`iosched.batsim.wire.not_json`).
     """
@@ -170,11 +154,7 @@ def _plain_copy(obj, depth):
         if depth > _MAX_DEPTH:
             raise _NotPlain
         out = list(obj)     # a subclass: what its iteration gives
-        kinds = set(map(type, out))
-        if kinds <= _NUMBERS:
-            if float not in kinds or _finite_sum(out):
-                return out
-        elif kinds <= _ATOMS:
+        if all_finite_numbers(out):
             return out
         for i, v in enumerate(out):     # element by element (nested values, a NaN)
             tv = type(v)

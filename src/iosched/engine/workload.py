@@ -56,13 +56,12 @@ as by Batsim 4.2.1.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 from dataclasses import dataclass, field
 
 from iosched.batsim.jobs import NO_WALLTIME, job_id
-from iosched.checks import MAX_FLOAT, MAX_TIME, check_finite, check_time
+from iosched.checks import MAX_FLOAT, MAX_TIME, all_finite_numbers, check_finite, check_time
 from iosched.errors import InputError
 
 OUT_OF_SCOPE_TYPES = {
@@ -84,7 +83,6 @@ SPREADABLE = ("parallel_homogeneous", "parallel_homogeneous_pfs")
 INT_MIN, INT_MAX = -(2 ** 31), 2 ** 31 - 1
 
 _MISSING = object()
-_NUM_TYPES = frozenset((float, int))
 _SEPARATORS = re.compile("!+")
 
 
@@ -122,24 +120,7 @@ def _nums_ok(xs) -> bool:
     number, and accepts it)."""
     if type(xs) is not list:
         return False
-    if not xs:
-        return True
-    if not _NUM_TYPES.issuperset(map(type, xs)):
-        return False
-    try:
-        return min(xs) >= 0 and math.isfinite(sum(xs))
-    except OverflowError:  # an int beyond a double
-        return False
-
-
-def _finite_list(xs: list) -> bool:
-    """Cheap: True if every item is a finite number (False: look closer)."""
-    if not _NUM_TYPES.issuperset(map(type, xs)):
-        return False
-    try:
-        return math.isfinite(sum(xs))
-    except OverflowError:
-        return False
+    return not xs or (all_finite_numbers(xs) and min(xs) >= 0)
 
 
 def _check_finite_fields(profile: dict, loc: str) -> None:
@@ -150,7 +131,7 @@ def _check_finite_fields(profile: dict, loc: str) -> None:
             if not (-MAX_FLOAT <= v <= MAX_FLOAT):
                 check_finite({key: v}, loc)
         elif t is list:
-            if not _finite_list(v):
+            if not all_finite_numbers(v):
                 check_finite({key: v}, loc)
         elif t is dict:
             check_finite({key: v}, loc)
